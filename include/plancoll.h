@@ -1,0 +1,156 @@
+/*
+ * plancoll: planned MPI collectives.
+ *
+ * A solver that calls the same MPI_Alltoall, MPI_Alltoallv or MPI_Allreduce thousands of times with the
+ * same shape describes the call once (a plan), lets the planner choose how to run it on this machine, and
+ * then executes the plan many times.  The model is FFTW's: plan, execute, destroy.
+ *
+ *     plancoll_plan p;
+ *     int rc = plancoll_plan_alltoall(send, n, MPI_DOUBLE, recv, n, MPI_DOUBLE, comm, PLANCOLL_ESTIMATE, &p);
+ *     if (rc != PLANCOLL_SUCCESS) fprintf(stderr, "%s: %s\n", plancoll_strerror(rc), plancoll_error_detail());
+ *     for (int it = 0; it < 1000; it++) { fill(send); plancoll_execute(p); use(recv); }
+ *     plancoll_destroy_plan(&p);
+ *
+ * Collective semantics.  Plan creation, execution and destruction are collective over the plan's
+ * communicator: every rank calls them, in the same order relative to other plancoll and MPI collectives on
+ * that communicator, and every rank calls the same execute function (plancoll_execute or
+ * plancoll_execute_buffers) for a given execution.  Plans must be destroyed before MPI_Finalize.
+ * plancoll uses its own duplicate of the communicator, so its messages never match the user's.
+ *
+ * Errors.  Every function returns PLANCOLL_SUCCESS (0) or one of the PLANCOLL_ERR_* codes below.
+ * plancoll_strerror() gives the code's fixed message; plancoll_error_detail() gives the last failure's
+ * detailed message (which argument, which rank).  Arguments are validated, and checked for agreement
+ * across ranks, before any byte moves: a failed call writes nothing into the receive buffer and leaves the
+ * communicator usable.  Plan creation fails on every rank when any rank's arguments are invalid.
+ *
+ * Threads.  The library may be called from one thread at a time (MPI_THREAD_FUNNELED is enough).
+ */
+#ifndef PLANCOLL_H
+#define PLANCOLL_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PLANCOLL_VERSION_MAJOR 0
+#define PLANCOLL_VERSION_MINOR 1
+#define PLANCOLL_VERSION_PATCH 0
+#define PLANCOLL_VERSION_STRING "0.1.0"
+/* Monotone integer for compile-time checks: major * 10000 + minor * 100 + patch. */
+#define PLANCOLL_VERSION (PLANCOLL_VERSION_MAJOR * 10000 + PLANCOLL_VERSION_MINOR * 100 + PLANCOLL_VERSION_PATCH)
+
+/* The library's version as built ("0.1.0"); major/minor/patch may be NULL. */
+const char *plancoll_version(int *major, int *minor, int *patch);
+
+/* ---- Error codes ------------------------------------------------------------------------------- */
+enum {
+    PLANCOLL_SUCCESS = 0,
+    PLANCOLL_ERR_NULL_PLAN,          /* the plan handle (or the pointer to receive it) is NULL */
+    PLANCOLL_ERR_INVALID_PLAN,       /* the handle is not a live plan (destroyed, or never created) */
+    PLANCOLL_ERR_NULL_BUFFER,        /* a NULL buffer or count array where data is needed */
+    PLANCOLL_ERR_COUNT,              /* a negative count */
+    PLANCOLL_ERR_DISPL,              /* a negative displacement */
+    PLANCOLL_ERR_COMM,               /* MPI_COMM_NULL or an invalid communicator */
+    PLANCOLL_ERR_INTERCOMM,          /* an intercommunicator (only intracommunicators are supported) */
+    PLANCOLL_ERR_DATATYPE,           /* MPI_DATATYPE_NULL, an uncommitted type, or a type the operation does not allow */
+    PLANCOLL_ERR_OP,                 /* MPI_OP_NULL, or an op that MPI does not allow on this datatype */
+    PLANCOLL_ERR_TYPE_MISMATCH,      /* send and receive type signatures differ in size */
+    PLANCOLL_ERR_MISMATCH,           /* the ranks passed arguments that do not agree */
+    PLANCOLL_ERR_REMOTE,             /* another rank's arguments were invalid: see that rank's detail */
+    PLANCOLL_ERR_IN_PLACE,           /* MPI_IN_PLACE used where it is not allowed, or not as planned */
+    PLANCOLL_ERR_FLAGS,              /* unknown planner flag bits */
+    PLANCOLL_ERR_ALGORITHM,          /* PLANCOLL_ALGORITHM names an algorithm that does not exist */
+    PLANCOLL_ERR_INAPPLICABLE,       /* a forced algorithm cannot run this problem */
+    PLANCOLL_ERR_NO_WISDOM,          /* PLANCOLL_WISDOM_ONLY and wisdom holds no plan for this problem */
+    PLANCOLL_ERR_NOMEM,              /* out of memory */
+    PLANCOLL_ERR_MPI,                /* an MPI call failed (detail names it) */
+    PLANCOLL_ERR_ENV,                /* an environment variable has an invalid value */
+    PLANCOLL_ERR_OVERFLOW,           /* a size in bytes does not fit the library's 64-bit or MPI's int arithmetic */
+    PLANCOLL_ERR_NOT_INITIALIZED,    /* MPI is not initialised (or already finalised) */
+    PLANCOLL_ERR_BUFFER,             /* execute_buffers: buffers inconsistent with the plan (e.g. in-place-ness) */
+    PLANCOLL_ERR_ARGUMENT,           /* another invalid argument (detail says which) */
+    PLANCOLL_ERR_COUNT_OF_CODES      /* not an error: the number of codes */
+};
+
+/* The fixed message of an error code; never NULL (unknown codes get a message saying so). */
+const char *plancoll_strerror(int error);
+
+/* The detailed message of the last failed call on this process ("" when none). Valid until the next call. */
+const char *plancoll_error_detail(void);
+
+/* ---- Planner flags (FFTW semantics) -------------------------------------------------------------
+ * PLANCOLL_ESTIMATE (0, the default): no timing; the planner picks by rule / model.
+ * PLANCOLL_MEASURE: time the promising candidates on this machine and keep the fastest.
+ * PLANCOLL_PATIENT: time more candidates. PLANCOLL_EXHAUSTIVE: time every applicable candidate.
+ * PLANCOLL_WISDOM_ONLY: use only what wisdom already knows for this problem; fail with
+ *   PLANCOLL_ERR_NO_WISDOM otherwise.
+ * Timing runs on temporary buffers: the user's buffers are never touched while planning.
+ * Decisions of MEASURE and above are remembered (wisdom) for the rest of the process, so a second plan of the
+ * same problem costs no timing. Exactly one rigor level may be given (or none, meaning ESTIMATE). */
+#define PLANCOLL_ESTIMATE    0u
+#define PLANCOLL_MEASURE     (1u << 0)
+#define PLANCOLL_PATIENT     (1u << 1)
+#define PLANCOLL_EXHAUSTIVE  (1u << 2)
+#define PLANCOLL_WISDOM_ONLY (1u << 3)
+
+/* ---- Plans ------------------------------------------------------------------------------------- */
+typedef struct plancoll_plan_s *plancoll_plan;
+
+/* MPI_Alltoall semantics. sendbuf may be MPI_IN_PLACE (then sendcount/sendtype are ignored and recvbuf
+ * holds the data to send). Every rank must pass the same block size in bytes. */
+int plancoll_plan_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm, unsigned flags, plancoll_plan *plan);
+
+/* MPI_Alltoallv semantics. The count and displacement arrays are copied: the caller may change or free
+ * them after planning. sendbuf may be MPI_IN_PLACE (then sendcounts/sdispls/sendtype are ignored). The
+ * bytes rank i sends to rank j must equal the bytes rank j expects from rank i: checked at plan time. */
+int plancoll_plan_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, unsigned flags, plancoll_plan *plan);
+
+/* MPI_Allreduce semantics. sendbuf may be MPI_IN_PLACE on any rank. Every predefined op on every predefined
+ * datatype MPI allows it on; user-defined ops (MPI_Op_create) on any committed datatype. Every rank receives
+ * bit-identical results. Non-commutative user ops run only on algorithms that keep rank order. */
+int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, unsigned flags, plancoll_plan *plan);
+
+/* Runs the plan on the buffers it was planned with. */
+int plancoll_execute(plancoll_plan plan);
+
+/* Runs the plan on other buffers of the same shape (counts, displacements and types as planned). A plan
+ * made with MPI_IN_PLACE needs sendbuf == MPI_IN_PLACE here too, and a plan made out of place needs a
+ * separate sendbuf. */
+int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf);
+
+/* Frees the plan and sets *plan to NULL. Collective. A NULL *plan is an error (PLANCOLL_ERR_NULL_PLAN). */
+int plancoll_destroy_plan(plancoll_plan *plan);
+
+/* Prints the plan: collective, problem, algorithm and parameters, how it was chosen, predicted and measured
+ * time where known, set-up time, execution count. Local (not collective). */
+int plancoll_fprint_plan(plancoll_plan plan, FILE *out);
+
+/* The name of the plan's algorithm ("alltoall.pairwise"), or NULL for an invalid plan. */
+const char *plancoll_plan_algorithm(plancoll_plan plan);
+
+/* Forgets every decision remembered by MEASURE and above in this process (local). */
+void plancoll_forget_wisdom(void);
+
+/* ---- Environment ---------------------------------------------------------------------------------
+ * PLANCOLL_ALGORITHM=name[,name...]  restricts plans of each named algorithm's collective to the named
+ *     algorithms (one name: forced). An unknown name is PLANCOLL_ERR_ALGORITHM; a named algorithm that cannot
+ *     run the plan at hand is PLANCOLL_ERR_INAPPLICABLE. `plancoll-bench --list` prints the names.
+ * PLANCOLL_WAIT=spin|yield|auto      how the library waits (auto: yield at once when a node holds more
+ *     ranks than cores, else spin briefly then yield).
+ * PLANCOLL_VERBOSE=1                 rank 0 prints the planner's candidates and decision to stderr.
+ */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PLANCOLL_H */

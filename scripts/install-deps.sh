@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages plancoll needs, only those missing; does nothing when all are present.
+set -euo pipefail
+packages=(mpich libmpich-dev libhwloc-dev libnuma-dev libcmocka-dev meson ninja-build pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+"${sudo_cmd[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,49 @@
+/* The algorithm registry's entry. An algorithm is one file that fills one of these (DESIGN.md).
+ * No MPI here: the planner and the unit tests see algorithms only through this table. */
+#ifndef PC_ALGORITHM_H
+#define PC_ALGORITHM_H
+
+#include "problem.h"
+
+struct plancoll_plan_s;
+
+/* The tunable parameters of a candidate. Algorithms ignore the fields they do not use. */
+struct pc_params {
+    int leaders;   /* leaders per node (leader algorithms) */
+    int placement; /* leader placement: 0 first-l, 1 NUMA-spread */
+    int segments;  /* pipeline depth / sub-partitions */
+    int transport; /* inter-node transport: 0 point-to-point, 1 MPI_Put */
+    int radix;     /* Bruck radix */
+};
+
+/* A model of the machine. Until calibration lands (the planner issue) these are documented defaults. */
+struct pc_machine_model {
+    double alpha_us;        /* start-up of one message, microseconds */
+    double beta_us_per_b;   /* per byte of one message, microseconds */
+    double gamma_us_per_b;  /* per byte reduced, microseconds */
+    double copy_us_per_b;   /* per byte copied locally, microseconds */
+};
+
+struct pc_algorithm {
+    const char *name; /* "alltoall.pairwise": stable, used in wisdom and PLANCOLL_ALGORITHM */
+    enum pc_collective collective;
+    const char *summary; /* one line for --list and docs */
+    /* NULL reason when applicable; otherwise a short explanation of why not. */
+    const char *(*inapplicable)(const struct pc_problem *);
+    /* Writes up to max parameter sets; returns how many. NULL means one default set. */
+    int (*variants)(const struct pc_problem *, struct pc_params *out, int max);
+    /* Predicted time in microseconds under model m. */
+    double (*estimate)(const struct pc_problem *, const struct pc_params *, const struct pc_machine_model *m);
+    int (*setup)(struct plancoll_plan_s *);
+    int (*execute)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    void (*teardown)(struct plancoll_plan_s *);
+};
+
+/* The registry: a fixed table, ties break by its order identically on every rank. */
+int pc_registry_count(void);
+const struct pc_algorithm *pc_registry_get(int index);
+int pc_registry_find(const char *name); /* index or -1 */
+/* Hash of every name in order: wisdom from another build is recognised by it. */
+uint64_t pc_registry_signature(void);
+
+#endif

@@ -1,0 +1,65 @@
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const messages[PLANCOLL_ERR_COUNT_OF_CODES] = {
+    [PLANCOLL_SUCCESS] = "success",
+    [PLANCOLL_ERR_NULL_PLAN] = "the plan handle is NULL",
+    [PLANCOLL_ERR_INVALID_PLAN] = "the handle is not a live plan (destroyed or never created)",
+    [PLANCOLL_ERR_NULL_BUFFER] = "a buffer or array is NULL where data is needed",
+    [PLANCOLL_ERR_COUNT] = "a count is negative",
+    [PLANCOLL_ERR_DISPL] = "a displacement is negative",
+    [PLANCOLL_ERR_COMM] = "the communicator is MPI_COMM_NULL or invalid",
+    [PLANCOLL_ERR_INTERCOMM] = "intercommunicators are not supported",
+    [PLANCOLL_ERR_DATATYPE] = "the datatype is null, uncommitted, or not allowed for this operation",
+    [PLANCOLL_ERR_OP] = "the reduction op is null or not allowed on this datatype",
+    [PLANCOLL_ERR_TYPE_MISMATCH] = "send and receive type signatures differ in size",
+    [PLANCOLL_ERR_MISMATCH] = "the ranks passed arguments that do not agree",
+    [PLANCOLL_ERR_REMOTE] = "another rank's arguments were invalid",
+    [PLANCOLL_ERR_IN_PLACE] = "MPI_IN_PLACE is not allowed here or does not match the plan",
+    [PLANCOLL_ERR_FLAGS] = "unknown or conflicting planner flags",
+    [PLANCOLL_ERR_ALGORITHM] = "PLANCOLL_ALGORITHM names an unknown algorithm",
+    [PLANCOLL_ERR_INAPPLICABLE] = "a forced algorithm cannot run this problem",
+    [PLANCOLL_ERR_NO_WISDOM] = "PLANCOLL_WISDOM_ONLY: wisdom has no plan for this problem",
+    [PLANCOLL_ERR_NOMEM] = "out of memory",
+    [PLANCOLL_ERR_MPI] = "an MPI call failed",
+    [PLANCOLL_ERR_ENV] = "an environment variable has an invalid value",
+    [PLANCOLL_ERR_OVERFLOW] = "a size overflows the library's arithmetic",
+    [PLANCOLL_ERR_NOT_INITIALIZED] = "MPI is not initialized or already finalized",
+    [PLANCOLL_ERR_BUFFER] = "the buffers do not match the plan",
+    [PLANCOLL_ERR_ARGUMENT] = "an argument is invalid",
+};
+
+static char detail[512];
+
+const char *plancoll_strerror(int error)
+{
+    if (error < 0 || error >= PLANCOLL_ERR_COUNT_OF_CODES || !messages[error]) return "unknown plancoll error code";
+    return messages[error];
+}
+
+const char *plancoll_error_detail(void) { return detail; }
+
+void pc_clear_error(void) { detail[0] = '\0'; }
+
+int pc_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int pc_mpi_error(int mpi_rc, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized) MPI_Error_string(mpi_rc, text, &len);
+    return pc_error(PLANCOLL_ERR_MPI, "%s failed: %s", what, text);
+}

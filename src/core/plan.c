@@ -1,0 +1,370 @@
+/* The public API: plan creation (validate, agree across ranks, plan, set up), execution, destruction and
+ * printing. */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../exec/measure.h"
+#include "../planner/planner.h"
+#include "../shm/layout.h"
+#include "../shm/wait.h"
+#include "validate.h"
+
+const char *plancoll_version(int *major, int *minor, int *patch)
+{
+    if (major) *major = PLANCOLL_VERSION_MAJOR;
+    if (minor) *minor = PLANCOLL_VERSION_MINOR;
+    if (patch) *patch = PLANCOLL_VERSION_PATCH;
+    return PLANCOLL_VERSION_STRING;
+}
+
+/* ---- live plans: a destroyed or forged handle is recognised without dereferencing it ---- */
+static struct plancoll_plan_s **live;
+static int nlive, live_cap;
+
+static int live_add(struct plancoll_plan_s *p)
+{
+    if (nlive == live_cap) {
+        int cap = live_cap ? 2 * live_cap : 16;
+        struct plancoll_plan_s **grown = realloc(live, sizeof *grown * (size_t)cap);
+        if (!grown) return pc_error(PLANCOLL_ERR_NOMEM, "plan registry");
+        live = grown;
+        live_cap = cap;
+    }
+    live[nlive++] = p;
+    return PLANCOLL_SUCCESS;
+}
+
+static bool live_has(const struct plancoll_plan_s *p)
+{
+    for (int i = nlive - 1; i >= 0; i--)
+        if (live[i] == p) return true;
+    return false;
+}
+
+static void live_remove(const struct plancoll_plan_s *p)
+{
+    for (int i = 0; i < nlive; i++)
+        if (live[i] == p) {
+            live[i] = live[--nlive];
+            break;
+        }
+    if (nlive == 0) {
+        free(live);
+        live = NULL;
+        live_cap = 0;
+    }
+}
+
+static int check_plan(plancoll_plan p)
+{
+    if (!p) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the plan is NULL");
+    if (!live_has(p)) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "the handle is not a live plan");
+    return PLANCOLL_SUCCESS;
+}
+
+static int check_mpi(void)
+{
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized) return pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll between MPI_Init and MPI_Finalize");
+    return PLANCOLL_SUCCESS;
+}
+
+/* ---- creation ---- */
+static void plan_free(struct plancoll_plan_s *p)
+{
+    if (!p) return;
+    if (p->alg && p->alg->teardown) p->alg->teardown(p);
+    pc_typeinfo_free(&p->stype);
+    pc_typeinfo_free(&p->rtype);
+    free(p->sendcounts);
+    free(p->sdispls);
+    free(p->recvcounts);
+    free(p->rdispls);
+    pc_layout_release(p->layout);
+    free(p);
+}
+
+/* Allocates the plan and attaches the communicator's layout (collective). */
+static int plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
+                      struct plancoll_plan_s **pp)
+{
+    pc_clear_error();
+    int err = check_mpi();
+    if (err) return err;
+    if (!out) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the pointer to receive the plan is NULL");
+    *out = NULL;
+    if ((err = pc_check_comm(comm))) return err;
+    struct plancoll_plan_s *p = calloc(1, sizeof *p);
+    if (!p) return pc_error(PLANCOLL_ERR_NOMEM, "plan");
+    if ((err = pc_layout_get(comm, &p->layout))) {
+        free(p);
+        return err;
+    }
+    p->comm = p->layout->comm;
+    p->rank = p->layout->rank;
+    p->size = p->layout->size;
+    p->flags = flags;
+    p->prob.coll = coll;
+    p->prob.flags = flags;
+    p->prob.type_id = p->prob.op_id = -1;
+    p->stype.type = p->rtype.type = MPI_DATATYPE_NULL;
+    pc_layout_shape(p->layout, &p->prob.shape);
+    *pp = p;
+    return PLANCOLL_SUCCESS;
+}
+
+/* alltoallv: the bytes i sends j must be the bytes j expects from i; and a hash of the whole pattern. */
+static int alltoallv_agree(struct plancoll_plan_s *p)
+{
+    const int P = p->size;
+    uint64_t *sent = malloc(sizeof(uint64_t) * 2 * (size_t)P);
+    if (!sent) return pc_agree_error(p, pc_error(PLANCOLL_ERR_NOMEM, "count check"));
+    uint64_t *expected = sent + P;
+    for (int j = 0; j < P; j++) sent[j] = (uint64_t)p->sendcounts[j] * (uint64_t)p->stype.size;
+    int rc = MPI_Alltoall(sent, 1, MPI_UINT64_T, expected, 1, MPI_UINT64_T, p->comm);
+    if (rc != MPI_SUCCESS) {
+        free(sent);
+        return pc_mpi_error(rc, "MPI_Alltoall (count check)");
+    }
+    int bad = -1;
+    for (int i = 0; i < P && bad < 0; i++)
+        if (expected[i] != (uint64_t)p->recvcounts[i] * (uint64_t)p->rtype.size) bad = i;
+    int err = PLANCOLL_SUCCESS;
+    if (bad >= 0)
+        err = pc_error(PLANCOLL_ERR_MISMATCH, "rank %d sends %llu bytes to rank %d, which expects %llu", bad,
+                       (unsigned long long)expected[bad], p->rank,
+                       (unsigned long long)p->recvcounts[bad] * (unsigned long long)p->rtype.size);
+    uint64_t row = pc_hash_bytes(PC_HASH_SEED + (uint64_t)p->rank, sent, sizeof(uint64_t) * (size_t)P);
+    free(sent);
+    int any = bad >= 0, anyall = 0;
+    PC_MPI_CHECK(MPI_Allreduce(&any, &anyall, 1, MPI_INT, MPI_MAX, p->comm));
+    if (err) return err;
+    if (anyall) return pc_error(PLANCOLL_ERR_MISMATCH, "the ranks' send and receive counts disagree (another rank saw it)");
+    PC_MPI_CHECK(MPI_Allreduce(&row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR, p->comm));
+    return PLANCOLL_SUCCESS;
+}
+
+/* Wisdom counts only when every rank holds the same entry (it may come from another communicator). */
+static const struct pc_wisdom_entry *agreed_wisdom(struct plancoll_plan_s *p, const char *key, int *err)
+{
+    *err = PLANCOLL_SUCCESS;
+    const struct pc_wisdom_entry *e = pc_wisdom_lookup(key, p->flags);
+    uint64_t h = 0;
+    if (e) {
+        h = pc_hash_bytes(PC_HASH_SEED, e->algorithm, strlen(e->algorithm));
+        h = pc_hash_bytes(h, &e->params, sizeof e->params);
+        if (h == 0) h = 1;
+    }
+    uint64_t v[2] = {h, ~h}, m[2];
+    int rc = MPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MAX, p->comm);
+    if (rc != MPI_SUCCESS) {
+        *err = pc_mpi_error(rc, "MPI_Allreduce (wisdom)");
+        return NULL;
+    }
+    if (!e || m[0] != h || m[1] != ~h) return NULL;
+    return e;
+}
+
+static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
+{
+    int allowed[PC_MAX_CANDIDATES], nallowed = 0;
+    const char *forced_text = getenv("PLANCOLL_ALGORITHM");
+    if (!local) local = pc_check_flags(p->flags);
+    if (!local) local = pc_parse_algorithm_list(forced_text, p->prob.coll, allowed, PC_MAX_CANDIDATES, &nallowed);
+    if (!local && pc_wait_mode_from_env() < 0)
+        local = pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_WAIT='%s': use spin, yield or auto", getenv("PLANCOLL_WAIT"));
+
+    /* One allreduce tells every rank whether any rank failed and whether all passed the same call. */
+    uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
+    uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
+    uint64_t v[3] = {local ? 1u : 0u, h, ~h}, m[3];
+    int rc = MPI_Allreduce(v, m, 3, MPI_UINT64_T, MPI_MAX, p->comm);
+    int err = local;
+    if (!err && rc != MPI_SUCCESS) err = pc_mpi_error(rc, "MPI_Allreduce (argument check)");
+    if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
+    if (!err && (m[1] != h || m[2] != ~h))
+        err = pc_error(PLANCOLL_ERR_MISMATCH,
+                       "ranks passed different %s arguments (sizes, counts, datatype, op, flags or PLANCOLL_ALGORITHM)",
+                       pc_collective_name(p->prob.coll));
+    if (!err && p->prob.coll == PC_ALLTOALLV) err = alltoallv_agree(p);
+    if (err) {
+        plan_free(p);
+        return err;
+    }
+
+    char key[160];
+    pc_problem_key(&p->prob, key, sizeof key);
+    struct pc_machine_model model;
+    pc_default_model(&model);
+    struct pc_candidate cands[PC_MAX_CANDIDATES];
+    int ncands = 0;
+    err = pc_enumerate(&p->prob, nallowed ? allowed : NULL, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands);
+    struct pc_decision d;
+    memset(&d, 0, sizeof d);
+    const struct pc_wisdom_entry *w = NULL;
+    bool consult = !err && nallowed == 0 &&
+                   (p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY));
+    if (consult) w = agreed_wisdom(p, key, &err);
+    if (!err && w) {
+        for (int i = 0; i < ncands && !d.how; i++)
+            if (strcmp(pc_registry_get(cands[i].alg)->name, w->algorithm) == 0 &&
+                memcmp(&cands[i].params, &w->params, sizeof w->params) == 0) {
+                d.chosen = cands[i];
+                d.chosen.measured_us = w->measured_us;
+                d.ncandidates = ncands;
+                d.how = "wisdom";
+            }
+    }
+    if (!err && !d.how && (p->flags & PLANCOLL_WISDOM_ONLY))
+        err = pc_error(PLANCOLL_ERR_NO_WISDOM, "no wisdom for %s", key);
+    if (!err && !d.how) {
+        struct pc_planner_hooks hooks;
+        pc_measure_hooks(p, &hooks);
+        const char *verbose = getenv("PLANCOLL_VERBOSE");
+        FILE *vout = (verbose && strcmp(verbose, "0") != 0 && p->rank == 0) ? stderr : NULL;
+        err = pc_choose(&p->prob, cands, ncands, nallowed > 0, &hooks, vout, &d);
+    }
+    if (err) {
+        plan_free(p);
+        return err;
+    }
+
+    p->alg = pc_registry_get(d.chosen.alg);
+    p->params = d.chosen.params;
+    p->chosen_by = d.how;
+    p->predicted_us = d.chosen.predicted_us;
+    p->measured_us = d.chosen.measured_us;
+    p->candidates = d.ncandidates;
+    p->runner_up_us = -1;
+    if (d.has_runner_up) {
+        snprintf(p->runner_up, sizeof p->runner_up, "%s", pc_registry_get(d.runner_up.alg)->name);
+        p->runner_up_us = d.runner_up.measured_us >= 0 ? d.runner_up.measured_us : d.runner_up.predicted_us;
+    }
+    double t0 = MPI_Wtime();
+    err = pc_agree_error(p, p->alg->setup(p));
+    p->setup_seconds = MPI_Wtime() - t0;
+    if (!err) err = live_add(p);
+    if (err) {
+        plan_free(p);
+        return err;
+    }
+    if (d.chosen.measured_us >= 0 && strcmp(d.how, "measured") == 0) {
+        struct pc_wisdom_entry e;
+        memset(&e, 0, sizeof e);
+        snprintf(e.key, sizeof e.key, "%s", key);
+        snprintf(e.algorithm, sizeof e.algorithm, "%s", p->alg->name);
+        e.params = p->params;
+        e.measured_us = d.chosen.measured_us;
+        e.rigor = p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+        pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
+    }
+    *out = p;
+    return PLANCOLL_SUCCESS;
+}
+
+int plancoll_plan_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm, unsigned flags, plancoll_plan *plan)
+{
+    struct plancoll_plan_s *p;
+    int err = plan_begin(comm, flags, PC_ALLTOALL, plan, &p);
+    if (err) return err;
+    return plan_finish(p, pc_fill_alltoall(p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), plan);
+}
+
+int plancoll_plan_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm, unsigned flags, plancoll_plan *plan)
+{
+    struct plancoll_plan_s *p;
+    int err = plan_begin(comm, flags, PC_ALLTOALLV, plan, &p);
+    if (err) return err;
+    return plan_finish(
+        p, pc_fill_alltoallv(p, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype), plan);
+}
+
+int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, unsigned flags, plancoll_plan *plan)
+{
+    struct plancoll_plan_s *p;
+    int err = plan_begin(comm, flags, PC_ALLREDUCE, plan, &p);
+    if (err) return err;
+    return plan_finish(p, pc_fill_allreduce(p, sendbuf, recvbuf, count, datatype, op), plan);
+}
+
+/* ---- execution ---- */
+int plancoll_execute(plancoll_plan plan)
+{
+    int err = check_plan(plan);
+    if (err) return err;
+    plan->planned_buffers = true;
+    err = plan->alg->execute(plan, plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf);
+    plan->executions++;
+    return err;
+}
+
+int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf)
+{
+    int err = check_plan(plan);
+    if (!err) err = pc_check_exec_buffers(plan, sendbuf, recvbuf);
+    if (err) return err;
+    plan->planned_buffers = false;
+    err = plan->alg->execute(plan, sendbuf, recvbuf);
+    plan->executions++;
+    return err;
+}
+
+int plancoll_destroy_plan(plancoll_plan *plan)
+{
+    if (!plan) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the pointer to the plan is NULL");
+    int err = check_plan(*plan);
+    if (err) return err;
+    live_remove(*plan);
+    plan_free(*plan);
+    *plan = NULL;
+    return PLANCOLL_SUCCESS;
+}
+
+const char *plancoll_plan_algorithm(plancoll_plan plan)
+{
+    if (!plan || !live_has(plan)) return NULL;
+    return plan->alg->name;
+}
+
+void plancoll_forget_wisdom(void) { pc_wisdom_clear(); }
+
+int plancoll_fprint_plan(plancoll_plan plan, FILE *out)
+{
+    int err = check_plan(plan);
+    if (err) return err;
+    if (!out) return pc_error(PLANCOLL_ERR_ARGUMENT, "the output stream is NULL");
+    char key[160], params[96];
+    pc_problem_key(&plan->prob, key, sizeof key);
+    pc_params_format(&plan->params, params, sizeof params);
+    const struct pc_layout *L = plan->layout;
+    fprintf(out, "plancoll plan %s\n", key);
+    fprintf(out, "  algorithm   %s%s%s%s\n", plan->alg->name, params[0] ? " (" : "", params, params[0] ? ")" : "");
+    fprintf(out, "  chosen by   %s among %d candidate%s\n", plan->chosen_by, plan->candidates,
+            plan->candidates == 1 ? "" : "s");
+    fprintf(out, "  predicted   %.2f us (default model)\n", plan->predicted_us);
+    if (plan->measured_us >= 0)
+        fprintf(out, "  measured    %.2f us (median of per-execution maxima over ranks)\n", plan->measured_us);
+    else
+        fprintf(out, "  measured    not timed (PLANCOLL_MEASURE times candidates)\n");
+    if (plan->runner_up[0]) fprintf(out, "  runner-up   %s, %.2f us\n", plan->runner_up, plan->runner_up_us);
+    fprintf(out, "  set-up      %.3f ms", plan->setup_seconds * 1e3);
+    double per_exec = plan->measured_us >= 0 ? plan->measured_us : plan->predicted_us;
+    if (per_exec > 0) fprintf(out, " (= %.1f executions)", plan->setup_seconds * 1e6 / per_exec);
+    fputc('\n', out);
+    fprintf(out, "  layout      %d ranks on %d node%s (%d-%d per node), %d NUMA domain%s (%s), %s waits\n", L->size,
+            L->nnodes, L->nnodes == 1 ? "" : "s", plan->prob.shape.min_ppn, plan->prob.shape.max_ppn, L->num_numa,
+            L->num_numa == 1 ? "" : "s", L->numa_from_binding ? "from binding" : "dealt by rank",
+            L->wait_mode == PC_WAIT_SPIN ? "spinning" : L->wait_mode == PC_WAIT_YIELD ? "yielding"
+                                        : L->oversubscribed ? "yielding (oversubscribed)" : "spin-then-yield");
+    fprintf(out, "  in place    %s\n", plan->in_place ? "yes" : "no");
+    fprintf(out, "  executions  %llu\n", plan->executions);
+    return PLANCOLL_SUCCESS;
+}

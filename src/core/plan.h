@@ -1,0 +1,98 @@
+/* The plan object and the helpers algorithms share. Internal. */
+#ifndef PC_PLAN_H
+#define PC_PLAN_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "algorithm.h"
+#include "errors.h"
+#include "plancoll.h"
+#include "problem.h"
+
+struct pc_layout;
+
+/* What an algorithm needs to know of a datatype. */
+struct pc_typeinfo {
+    MPI_Datatype type;   /* the plan's own handle (a duplicate for derived types) */
+    bool owned;          /* the plan frees type at destroy */
+    int size;            /* bytes of data per element */
+    MPI_Aint extent, true_lb, true_extent;
+    bool contiguous;     /* elements are dense bytes: a block of n elements is n*size bytes at true_lb */
+};
+
+int pc_typeinfo_init(struct pc_typeinfo *t, MPI_Datatype type, bool duplicate);
+void pc_typeinfo_free(struct pc_typeinfo *t);
+/* Allocates room for count elements of t; *buf is where element 0 goes, *raw is what to free. */
+int pc_alloc_typed(int count, const struct pc_typeinfo *t, void **raw, void **buf);
+
+/* How the reduction of one allreduce is carried out: a vectorised loop, or MPI_Reduce_local. */
+typedef void (*pc_reduce_fn)(const void *in, void *inout, int count);
+struct pc_reduction {
+    MPI_Op op;
+    MPI_Datatype type;
+    pc_reduce_fn fast; /* NULL: use MPI_Reduce_local */
+};
+/* inout[i] = in[i] op inout[i], the MPI_Reduce_local convention (in comes first in rank order). */
+int pc_reduce(const struct pc_reduction *r, const void *in, void *inout, int count);
+
+struct plancoll_plan_s {
+    const struct pc_algorithm *alg;
+    struct pc_params params;
+    struct pc_problem prob;
+    struct pc_layout *layout; /* holds a reference */
+    MPI_Comm comm;            /* layout's duplicate of the user's communicator */
+    int rank, size;
+    unsigned flags;
+
+    /* buffers as planned */
+    const void *sendbuf;
+    void *recvbuf;
+    bool in_place;
+
+    /* alltoall */
+    int sendcount, recvcount;
+    struct pc_typeinfo stype, rtype;
+    /* alltoallv: copies of the caller's arrays */
+    int *sendcounts, *sdispls, *recvcounts, *rdispls;
+    /* allreduce */
+    int count;
+    struct pc_reduction red;
+
+    void *impl; /* the algorithm's private state */
+    bool planned_buffers; /* this execution runs on the buffers given at plan time (plancoll_execute) */
+
+    /* provenance, for plancoll_fprint_plan */
+    const char *chosen_by;
+    double predicted_us, measured_us;
+    char runner_up[64];
+    double runner_up_us;
+    int candidates;
+    double setup_seconds;
+    unsigned long long executions;
+};
+
+/* Address of element index `elem` of a buffer with type t. */
+static inline char *pc_elem_ptr(const void *buf, const struct pc_typeinfo *t, MPI_Aint elem)
+{
+    return (char *)buf + elem * t->extent;
+}
+
+/* Copies scount elements of stype at src to rcount elements of rtype at dst (same type signature).
+ * Contiguous types copy with memcpy; others through MPI on the plan's communicator. */
+int pc_copy_typed(const struct plancoll_plan_s *plan, const void *src, int scount, const struct pc_typeinfo *st,
+                  void *dst, int rcount, const struct pc_typeinfo *rt);
+
+/* Waits for n requests with the library's wait policy (MPI_Testall in a yielding loop). */
+int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs);
+
+/* Tags of plancoll's point-to-point traffic, one range per algorithm family. */
+enum {
+    PC_TAG_COPY = 1000,
+    PC_TAG_ALLTOALL = 2000,
+    PC_TAG_ALLTOALLV = 3000,
+    PC_TAG_ALLREDUCE = 4000,
+};
+
+#endif

@@ -1,0 +1,55 @@
+/* The signature of one collective call, independent of MPI so the planner and unit tests can use it.
+ * Its canonical key names the problem in wisdom; its hash lets ranks check in one allreduce that they
+ * passed matching arguments. */
+#ifndef PC_PROBLEM_H
+#define PC_PROBLEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum pc_collective { PC_ALLTOALL = 0, PC_ALLTOALLV = 1, PC_ALLREDUCE = 2, PC_NUM_COLLECTIVES = 3 };
+
+const char *pc_collective_name(enum pc_collective c);
+
+/* What the planner knows of the machine's shape for this communicator. */
+struct pc_shape {
+    int nranks;
+    int nnodes;
+    int min_ppn, max_ppn;
+    bool oversubscribed; /* a host holds more ranks than cores */
+};
+
+struct pc_problem {
+    enum pc_collective coll;
+    struct pc_shape shape;
+    unsigned flags;
+    bool in_place;            /* this rank passed MPI_IN_PLACE */
+    /* alltoall: bytes per (source, destination) block */
+    uint64_t block_bytes;
+    /* alltoallv: this rank's totals and a hash of the whole count matrix (same on every rank) */
+    uint64_t send_total_bytes, recv_total_bytes, max_block_bytes;
+    uint64_t pattern_hash;
+    int nonzero_sends;
+    /* allreduce */
+    int count;
+    uint64_t elem_bytes;
+    int type_id;              /* index in the predefined type table, or -1 for a derived type */
+    int op_id;                /* index in the predefined op table, or -1 for a user op */
+    bool commutative;
+};
+
+/* Canonical text key, e.g. "allreduce:P=8:nodes=2:ppn=4-4:count=1024:type=3:op=2:comm=1".
+ * Writes at most len bytes; returns the key's length. */
+size_t pc_problem_key(const struct pc_problem *p, char *buf, size_t len);
+
+/* 64-bit FNV-1a, the hash used for signatures and registry names. */
+uint64_t pc_hash_bytes(uint64_t h, const void *data, size_t len);
+#define PC_HASH_SEED UINT64_C(14695981039346656037)
+
+/* Hash of the parts of a call that every rank must pass identically (flags, collective, sizes, op,
+ * forced algorithms), plus extra (e.g. a hash of PLANCOLL_ALGORITHM). Per-rank parts such as
+ * MPI_IN_PLACE on allreduce are left out. */
+uint64_t pc_problem_agreement_hash(const struct pc_problem *p, uint64_t extra);
+
+#endif

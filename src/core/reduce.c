@@ -1,0 +1,261 @@
+/* Reductions. MPI allows each predefined op on some classes of predefined types (MPI 4.0, 6.9.2); the table
+ * below encodes those classes. The common (op, type) pairs run a plain loop the compiler vectorises at -O2/-O3
+ * (restrict pointers, no per-element switch); all others go through MPI_Reduce_local. */
+#include "reduce.h"
+
+#include <complex.h>
+#include <stdint.h>
+#include <string.h>
+
+enum type_class { C_INTEGER, F_INTEGER, FLOATING, LOGICAL, COMPLEX, BYTE, PAIR, CHARACTER };
+enum op_kind { OP_MAX, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR, OP_MAXLOC, OP_MINLOC };
+
+struct type_entry {
+    MPI_Datatype type;
+    enum type_class cls;
+};
+
+/* The order is part of the signature of allreduce problems (type_id); append only. */
+static struct type_entry types[64];
+static int ntypes;
+
+static void add_type(MPI_Datatype t, enum type_class c)
+{
+    if (t == MPI_DATATYPE_NULL) return;
+    for (int i = 0; i < ntypes; i++)
+        if (types[i].type == t) return; /* aliases such as MPI_LONG_LONG */
+    types[ntypes].type = t;
+    types[ntypes].cls = c;
+    ntypes++;
+}
+
+static void init_types(void)
+{
+    if (ntypes) return;
+    add_type(MPI_INT, C_INTEGER);
+    add_type(MPI_LONG, C_INTEGER);
+    add_type(MPI_SHORT, C_INTEGER);
+    add_type(MPI_UNSIGNED_SHORT, C_INTEGER);
+    add_type(MPI_UNSIGNED, C_INTEGER);
+    add_type(MPI_UNSIGNED_LONG, C_INTEGER);
+    add_type(MPI_LONG_LONG_INT, C_INTEGER);
+    add_type(MPI_UNSIGNED_LONG_LONG, C_INTEGER);
+    add_type(MPI_SIGNED_CHAR, C_INTEGER);
+    add_type(MPI_UNSIGNED_CHAR, C_INTEGER);
+    add_type(MPI_INT8_T, C_INTEGER);
+    add_type(MPI_INT16_T, C_INTEGER);
+    add_type(MPI_INT32_T, C_INTEGER);
+    add_type(MPI_INT64_T, C_INTEGER);
+    add_type(MPI_UINT8_T, C_INTEGER);
+    add_type(MPI_UINT16_T, C_INTEGER);
+    add_type(MPI_UINT32_T, C_INTEGER);
+    add_type(MPI_UINT64_T, C_INTEGER);
+    add_type(MPI_AINT, C_INTEGER);
+    add_type(MPI_OFFSET, C_INTEGER);
+    add_type(MPI_COUNT, C_INTEGER);
+    add_type(MPI_INTEGER, F_INTEGER);
+    add_type(MPI_FLOAT, FLOATING);
+    add_type(MPI_DOUBLE, FLOATING);
+    add_type(MPI_LONG_DOUBLE, FLOATING);
+    add_type(MPI_REAL, FLOATING);
+    add_type(MPI_DOUBLE_PRECISION, FLOATING);
+    add_type(MPI_C_BOOL, LOGICAL);
+    add_type(MPI_LOGICAL, LOGICAL);
+    add_type(MPI_C_FLOAT_COMPLEX, COMPLEX);
+    add_type(MPI_C_DOUBLE_COMPLEX, COMPLEX);
+    add_type(MPI_C_LONG_DOUBLE_COMPLEX, COMPLEX);
+    add_type(MPI_COMPLEX, COMPLEX);
+    add_type(MPI_DOUBLE_COMPLEX, COMPLEX);
+    add_type(MPI_BYTE, BYTE);
+    add_type(MPI_FLOAT_INT, PAIR);
+    add_type(MPI_DOUBLE_INT, PAIR);
+    add_type(MPI_LONG_INT, PAIR);
+    add_type(MPI_2INT, PAIR);
+    add_type(MPI_SHORT_INT, PAIR);
+    add_type(MPI_LONG_DOUBLE_INT, PAIR);
+    add_type(MPI_CHAR, CHARACTER);
+    add_type(MPI_WCHAR, CHARACTER);
+    add_type(MPI_PACKED, BYTE);
+}
+
+int pc_predefined_type_id(MPI_Datatype type)
+{
+    init_types();
+    for (int i = 0; i < ntypes; i++)
+        if (types[i].type == type) return i;
+    return -1;
+}
+
+static const char *const op_names[] = {"MPI_MAX",  "MPI_MIN", "MPI_SUM",  "MPI_PROD", "MPI_LAND",   "MPI_LOR",
+                                       "MPI_LXOR", "MPI_BAND", "MPI_BOR", "MPI_BXOR", "MPI_MAXLOC", "MPI_MINLOC"};
+
+int pc_predefined_op_id(MPI_Op op)
+{
+    const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD, MPI_LAND,   MPI_LOR,
+                          MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        if (ops[i] == op) return i;
+    return -1;
+}
+
+static bool allowed(enum op_kind op, enum type_class c)
+{
+    switch (op) {
+    case OP_MAX:
+    case OP_MIN: return c == C_INTEGER || c == F_INTEGER || c == FLOATING;
+    case OP_SUM:
+    case OP_PROD: return c == C_INTEGER || c == F_INTEGER || c == FLOATING || c == COMPLEX;
+    case OP_LAND:
+    case OP_LOR:
+    case OP_LXOR: return c == C_INTEGER || c == LOGICAL;
+    case OP_BAND:
+    case OP_BOR:
+    case OP_BXOR: return c == C_INTEGER || c == F_INTEGER || c == BYTE;
+    case OP_MAXLOC:
+    case OP_MINLOC: return c == PAIR;
+    }
+    return false;
+}
+
+/* ---- fast loops: inout[i] = in[i] op inout[i] ---- */
+#define PC_MAXF(a, b) ((a) > (b) ? (a) : (b))
+#define PC_MINF(a, b) ((a) < (b) ? (a) : (b))
+#define DEFINE_LOOP(name, T, expr)                                                               \
+    static void name(const void *in_, void *inout_, int n)                                       \
+    {                                                                                            \
+        const T *restrict a = in_;                                                               \
+        T *restrict b = inout_;                                                                  \
+        for (int i = 0; i < n; i++) b[i] = expr;                                                 \
+    }
+/* W is the type arithmetic is done in: uint64_t for integers, so narrow types never promote to signed int. */
+#define DEFINE_ARITH(suffix, T, W)                                                               \
+    DEFINE_LOOP(sum_##suffix, T, (T)((W)a[i] + (W)b[i]))                                         \
+    DEFINE_LOOP(prod_##suffix, T, (T)((W)a[i] * (W)b[i]))                                        \
+    DEFINE_LOOP(max_##suffix, T, PC_MAXF(a[i], b[i]))                                            \
+    DEFINE_LOOP(min_##suffix, T, PC_MINF(a[i], b[i]))
+#define DEFINE_BITS(suffix, T)                                                                   \
+    DEFINE_LOOP(band_##suffix, T, a[i] & b[i])                                                   \
+    DEFINE_LOOP(bor_##suffix, T, a[i] | b[i])                                                    \
+    DEFINE_LOOP(bxor_##suffix, T, a[i] ^ b[i])                                                   \
+    DEFINE_LOOP(land_##suffix, T, (T)(a[i] && b[i]))                                             \
+    DEFINE_LOOP(lor_##suffix, T, (T)(a[i] || b[i]))                                              \
+    DEFINE_LOOP(lxor_##suffix, T, (T)(!a[i] != !b[i]))
+
+#define DEFINE_ORDER(suffix, T)                                                                  \
+    DEFINE_LOOP(max_##suffix, T, PC_MAXF(a[i], b[i]))                                            \
+    DEFINE_LOOP(min_##suffix, T, PC_MINF(a[i], b[i]))
+DEFINE_ORDER(i8, int8_t)
+DEFINE_ARITH(u8, uint8_t, uint64_t)
+DEFINE_ORDER(i16, int16_t)
+DEFINE_ARITH(u16, uint16_t, uint64_t)
+DEFINE_ORDER(i32, int32_t)
+DEFINE_ARITH(u32, uint32_t, uint64_t)
+DEFINE_ORDER(i64, int64_t)
+DEFINE_ARITH(u64, uint64_t, uint64_t)
+DEFINE_ARITH(f32, float, float)
+DEFINE_ARITH(f64, double, double)
+DEFINE_BITS(i8, int8_t)
+DEFINE_BITS(u8, uint8_t)
+DEFINE_BITS(i16, int16_t)
+DEFINE_BITS(u16, uint16_t)
+DEFINE_BITS(i32, int32_t)
+DEFINE_BITS(u32, uint32_t)
+DEFINE_BITS(i64, int64_t)
+DEFINE_BITS(u64, uint64_t)
+DEFINE_LOOP(sum_c64, double complex, a[i] + b[i])
+DEFINE_LOOP(sum_c32, float complex, a[i] + b[i])
+
+struct loop_set {
+    pc_reduce_fn f[10]; /* indexed by enum op_kind up to OP_BXOR */
+};
+#define ARITH(s) {{[OP_SUM] = sum_##s, [OP_PROD] = prod_##s, [OP_MAX] = max_##s, [OP_MIN] = min_##s}}
+#define INTS(s)                                                                                  \
+    {{[OP_SUM] = sum_##s, [OP_PROD] = prod_##s, [OP_MAX] = max_##s, [OP_MIN] = min_##s,          \
+      [OP_BAND] = band_##s, [OP_BOR] = bor_##s, [OP_BXOR] = bxor_##s, [OP_LAND] = land_##s,      \
+      [OP_LOR] = lor_##s, [OP_LXOR] = lxor_##s}}
+
+/* Signed SUM and PROD wrap in unsigned arithmetic: the same bits MPI gives, without C's signed-overflow UB. */
+#define SIGNED_INTS(s, u)                                                                        \
+    {{[OP_SUM] = sum_##u, [OP_PROD] = prod_##u, [OP_MAX] = max_##s, [OP_MIN] = min_##s,          \
+      [OP_BAND] = band_##s, [OP_BOR] = bor_##s, [OP_BXOR] = bxor_##s, [OP_LAND] = land_##s,      \
+      [OP_LOR] = lor_##s, [OP_LXOR] = lxor_##s}}
+static const struct loop_set int_loops[2][4] = {
+    {SIGNED_INTS(i8, u8), SIGNED_INTS(i16, u16), SIGNED_INTS(i32, u32), SIGNED_INTS(i64, u64)},
+    {INTS(u8), INTS(u16), INTS(u32), INTS(u64)},
+};
+static const struct loop_set f32_loops = ARITH(f32), f64_loops = ARITH(f64);
+
+static int log2_size(int size)
+{
+    switch (size) {
+    case 1: return 0;
+    case 2: return 1;
+    case 4: return 2;
+    case 8: return 3;
+    default: return -1;
+    }
+}
+
+static bool is_unsigned(MPI_Datatype t)
+{
+    return t == MPI_UNSIGNED_SHORT || t == MPI_UNSIGNED || t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG ||
+           t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T || t == MPI_UINT16_T || t == MPI_UINT32_T || t == MPI_UINT64_T;
+}
+
+static pc_reduce_fn fast_loop(enum op_kind op, MPI_Datatype type, enum type_class cls, int size)
+{
+    if (op > OP_BXOR) return NULL;
+    if (cls == C_INTEGER) {
+        int l = log2_size(size);
+        if (l < 0 || type == MPI_AINT || type == MPI_OFFSET || type == MPI_COUNT) return NULL;
+        return int_loops[is_unsigned(type) ? 1 : 0][l].f[op];
+    }
+    if (type == MPI_FLOAT) return f32_loops.f[op];
+    if (type == MPI_DOUBLE) return f64_loops.f[op];
+    if (op == OP_SUM && type == MPI_C_DOUBLE_COMPLEX) return sum_c64;
+    if (op == OP_SUM && type == MPI_C_FLOAT_COMPLEX) return sum_c32;
+    return NULL;
+}
+
+int pc_reduction_init(struct pc_reduction *r, MPI_Op op, MPI_Datatype type, bool *commutative)
+{
+    memset(r, 0, sizeof *r);
+    r->op = op;
+    r->type = type;
+    if (op == MPI_OP_NULL) return pc_error(PLANCOLL_ERR_OP, "the op is MPI_OP_NULL");
+    int op_id = pc_predefined_op_id(op);
+    if (op_id < 0) {
+        if (op == MPI_REPLACE || op == MPI_NO_OP)
+            return pc_error(PLANCOLL_ERR_OP, "MPI_REPLACE and MPI_NO_OP are for one-sided accumulates, not allreduce");
+        int commute = 0;
+        PC_MPI_CHECK(MPI_Op_commutative(op, &commute));
+        *commutative = commute != 0;
+        return PLANCOLL_SUCCESS; /* a user op: any committed type, applied with MPI_Reduce_local */
+    }
+    *commutative = true;
+    int type_id = pc_predefined_type_id(type);
+    if (type_id < 0)
+        return pc_error(PLANCOLL_ERR_DATATYPE,
+                        "%s needs a predefined datatype; derived datatypes take user-defined ops", op_names[op_id]);
+    if (!allowed((enum op_kind)op_id, types[type_id].cls)) {
+        char name[MPI_MAX_OBJECT_NAME] = "";
+        int len = 0;
+        MPI_Type_get_name(type, name, &len);
+        return pc_error(PLANCOLL_ERR_OP, "MPI does not allow %s on %s", op_names[op_id], name);
+    }
+    int size = 0;
+    MPI_Type_size(type, &size);
+    r->fast = fast_loop((enum op_kind)op_id, type, types[type_id].cls, size);
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_reduce(const struct pc_reduction *r, const void *in, void *inout, int count)
+{
+    if (count <= 0) return PLANCOLL_SUCCESS;
+    if (r->fast) {
+        r->fast(in, inout, count);
+        return PLANCOLL_SUCCESS;
+    }
+    PC_MPI_CHECK(MPI_Reduce_local(in, inout, count, r->type, r->op));
+    return PLANCOLL_SUCCESS;
+}

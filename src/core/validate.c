@@ -1,0 +1,195 @@
+#include "validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce.h"
+
+/* Sizes past this are refused: offsets are computed in MPI_Aint and sums in 64-bit. */
+#define PC_MAX_BYTES (UINT64_C(1) << 60)
+
+int pc_check_comm(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL) return pc_error(PLANCOLL_ERR_COMM, "the communicator is MPI_COMM_NULL");
+    int inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+        return pc_error(PLANCOLL_ERR_COMM, "the communicator is not a valid communicator");
+    if (inter) return pc_error(PLANCOLL_ERR_INTERCOMM, "an intercommunicator was passed; plancoll needs an intracommunicator");
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_check_flags(unsigned flags)
+{
+    const unsigned known = PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY;
+    if (flags & ~known) return pc_error(PLANCOLL_ERR_FLAGS, "unknown planner flag bits 0x%x", flags & ~known);
+    unsigned rigor = flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+    if (rigor & (rigor - 1))
+        return pc_error(PLANCOLL_ERR_FLAGS, "more than one of PLANCOLL_MEASURE, PATIENT and EXHAUSTIVE given");
+    return PLANCOLL_SUCCESS;
+}
+
+static int check_type(MPI_Datatype t, const char *which)
+{
+    if (t == MPI_DATATYPE_NULL) return pc_error(PLANCOLL_ERR_DATATYPE, "%s is MPI_DATATYPE_NULL", which);
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype)
+{
+    p->in_place = sendbuf == MPI_IN_PLACE;
+    if (recvbuf == MPI_IN_PLACE) return pc_error(PLANCOLL_ERR_IN_PLACE, "recvbuf cannot be MPI_IN_PLACE");
+    if (recvcount < 0) return pc_error(PLANCOLL_ERR_COUNT, "recvcount is %d", recvcount);
+    int err = check_type(recvtype, "recvtype");
+    if (err) return err;
+    if (p->in_place) {
+        sendcount = recvcount;
+        sendtype = recvtype;
+    } else {
+        if (sendcount < 0) return pc_error(PLANCOLL_ERR_COUNT, "sendcount is %d", sendcount);
+        if ((err = check_type(sendtype, "sendtype"))) return err;
+    }
+    if ((err = pc_typeinfo_init(&p->rtype, recvtype, true))) return err;
+    if ((err = pc_typeinfo_init(&p->stype, sendtype, !p->in_place))) return err;
+    uint64_t sbytes = (uint64_t)sendcount * (uint64_t)p->stype.size;
+    uint64_t rbytes = (uint64_t)recvcount * (uint64_t)p->rtype.size;
+    if (sbytes != rbytes)
+        return pc_error(PLANCOLL_ERR_TYPE_MISMATCH, "a send block is %llu bytes but a receive block is %llu bytes",
+                        (unsigned long long)sbytes, (unsigned long long)rbytes);
+    if ((uint64_t)p->size * (uint64_t)recvcount * (uint64_t)(p->rtype.extent > 0 ? p->rtype.extent : 1) >= PC_MAX_BYTES)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "the receive buffer would exceed 2^60 bytes");
+    if (rbytes > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL with recvcount %d", recvcount);
+    if (sbytes > 0 && !sendbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL with sendcount %d", sendcount);
+    p->sendbuf = sendbuf;
+    p->recvbuf = recvbuf;
+    p->sendcount = sendcount;
+    p->recvcount = recvcount;
+    p->prob.block_bytes = rbytes;
+    p->prob.in_place = p->in_place;
+    return PLANCOLL_SUCCESS;
+}
+
+static int check_vector(const int *counts, const int *displs, int n, const char *cname, const char *dname)
+{
+    if (!counts) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "%s is NULL", cname);
+    if (!displs) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "%s is NULL", dname);
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0) return pc_error(PLANCOLL_ERR_COUNT, "%s[%d] is %d", cname, i, counts[i]);
+        if (displs[i] < 0) return pc_error(PLANCOLL_ERR_DISPL, "%s[%d] is %d", dname, i, displs[i]);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static int *copy_ints(const int *src, int n)
+{
+    int *dst = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (dst) memcpy(dst, src, sizeof(int) * (size_t)n);
+    return dst;
+}
+
+int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                      MPI_Datatype recvtype)
+{
+    const int P = p->size;
+    p->in_place = sendbuf == MPI_IN_PLACE;
+    if (recvbuf == MPI_IN_PLACE) return pc_error(PLANCOLL_ERR_IN_PLACE, "recvbuf cannot be MPI_IN_PLACE");
+    int err = check_vector(recvcounts, rdispls, P, "recvcounts", "rdispls");
+    if (!err) err = check_type(recvtype, "recvtype");
+    if (err) return err;
+    if (p->in_place) {
+        sendcounts = recvcounts;
+        sdispls = rdispls;
+        sendtype = recvtype;
+    } else {
+        if ((err = check_vector(sendcounts, sdispls, P, "sendcounts", "sdispls"))) return err;
+        if ((err = check_type(sendtype, "sendtype"))) return err;
+    }
+    if ((err = pc_typeinfo_init(&p->rtype, recvtype, true))) return err;
+    if ((err = pc_typeinfo_init(&p->stype, sendtype, !p->in_place))) return err;
+    uint64_t stotal = 0, rtotal = 0, maxblock = 0;
+    int nonzero = 0;
+    for (int i = 0; i < P; i++) {
+        uint64_t sb = (uint64_t)sendcounts[i] * (uint64_t)p->stype.size;
+        uint64_t rb = (uint64_t)recvcounts[i] * (uint64_t)p->rtype.size;
+        stotal += sb;
+        rtotal += rb;
+        if (sb > maxblock) maxblock = sb;
+        if (rb > maxblock) maxblock = rb;
+        if (sb > 0 && i != p->rank) nonzero++;
+    }
+    if (stotal >= PC_MAX_BYTES || rtotal >= PC_MAX_BYTES)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "the exchange would move more than 2^60 bytes");
+    if (rtotal > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL but recvcounts are not all 0");
+    if (!p->in_place && stotal > 0 && !sendbuf)
+        return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL but sendcounts are not all 0");
+    p->sendcounts = copy_ints(sendcounts, P);
+    p->sdispls = copy_ints(sdispls, P);
+    p->recvcounts = copy_ints(recvcounts, P);
+    p->rdispls = copy_ints(rdispls, P);
+    if (!p->sendcounts || !p->sdispls || !p->recvcounts || !p->rdispls)
+        return pc_error(PLANCOLL_ERR_NOMEM, "copies of the count arrays");
+    p->sendbuf = sendbuf;
+    p->recvbuf = recvbuf;
+    p->prob.send_total_bytes = stotal;
+    p->prob.recv_total_bytes = rtotal;
+    p->prob.max_block_bytes = maxblock;
+    p->prob.nonzero_sends = nonzero;
+    p->prob.in_place = p->in_place;
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op)
+{
+    p->in_place = sendbuf == MPI_IN_PLACE;
+    if (recvbuf == MPI_IN_PLACE) return pc_error(PLANCOLL_ERR_IN_PLACE, "recvbuf cannot be MPI_IN_PLACE");
+    if (count < 0) return pc_error(PLANCOLL_ERR_COUNT, "count is %d", count);
+    int err = check_type(datatype, "datatype");
+    if (err) return err;
+    bool commutative = true;
+    if ((err = pc_reduction_init(&p->red, op, datatype, &commutative))) return err;
+    if ((err = pc_typeinfo_init(&p->rtype, datatype, true))) return err;
+    p->red.type = p->rtype.type;
+    if ((uint64_t)count * (uint64_t)(p->rtype.extent > 0 ? p->rtype.extent : 1) >= PC_MAX_BYTES)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "the vector would exceed 2^60 bytes");
+    uint64_t bytes = (uint64_t)count * (uint64_t)p->rtype.size;
+    if (bytes > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL with count %d", count);
+    if (bytes > 0 && !sendbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL with count %d", count);
+    if (bytes > 0 && sendbuf == recvbuf)
+        return pc_error(PLANCOLL_ERR_IN_PLACE, "sendbuf and recvbuf are the same buffer: pass MPI_IN_PLACE instead");
+    p->sendbuf = sendbuf;
+    p->recvbuf = recvbuf;
+    p->count = count;
+    p->prob.count = count;
+    p->prob.elem_bytes = (uint64_t)p->rtype.size;
+    p->prob.type_id = pc_predefined_type_id(datatype);
+    p->prob.op_id = pc_predefined_op_id(op);
+    p->prob.commutative = commutative;
+    p->prob.in_place = p->in_place;
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_check_exec_buffers(const struct plancoll_plan_s *p, const void *sendbuf, const void *recvbuf)
+{
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    if (recvbuf == MPI_IN_PLACE) return pc_error(PLANCOLL_ERR_IN_PLACE, "recvbuf cannot be MPI_IN_PLACE");
+    if (in_place != p->in_place)
+        return pc_error(PLANCOLL_ERR_BUFFER, in_place ? "the plan was made out of place but sendbuf is MPI_IN_PLACE"
+                                                      : "the plan was made with MPI_IN_PLACE but sendbuf is a buffer");
+    bool has_data = false, sends = false;
+    switch (p->prob.coll) {
+    case PC_ALLTOALL: has_data = sends = p->prob.block_bytes > 0; break;
+    case PC_ALLTOALLV:
+        has_data = p->prob.recv_total_bytes > 0;
+        sends = p->prob.send_total_bytes > 0;
+        break;
+    case PC_ALLREDUCE: has_data = sends = p->count > 0 && p->rtype.size > 0; break;
+    default: break;
+    }
+    if (has_data && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL");
+    if (sends && !in_place && !sendbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL");
+    if (p->prob.coll == PC_ALLREDUCE && has_data && sendbuf == recvbuf)
+        return pc_error(PLANCOLL_ERR_IN_PLACE, "sendbuf and recvbuf are the same buffer: pass MPI_IN_PLACE instead");
+    return PLANCOLL_SUCCESS;
+}

@@ -1,0 +1,20 @@
+/* Local argument checks and the filling of a plan's problem from the caller's arguments. Each returns a
+ * plancoll code with the detail set; nothing here communicates. */
+#ifndef PC_VALIDATE_H
+#define PC_VALIDATE_H
+
+#include "plan.h"
+
+int pc_check_comm(MPI_Comm comm);
+int pc_check_flags(unsigned flags);
+int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, int recvcount, MPI_Datatype recvtype);
+int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                      MPI_Datatype recvtype);
+int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recvbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op);
+/* execute_buffers: the new buffers against the plan's shape. */
+int pc_check_exec_buffers(const struct plancoll_plan_s *p, const void *sendbuf, const void *recvbuf);
+
+#endif

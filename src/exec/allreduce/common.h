@@ -1,0 +1,18 @@
+/* Steps shared by the point-to-point allreduce algorithms. */
+#ifndef PC_ALLREDUCE_COMMON_H
+#define PC_ALLREDUCE_COMMON_H
+
+#include "../../core/plan.h"
+#include "fold.h"
+
+/* recvbuf = sendbuf unless in place. */
+int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
+/* Exchanges count elements with peer: sends from sendptr, receives into recvptr. */
+int pc_allreduce_exchange(struct plancoll_plan_s *plan, int peer, const void *sendptr, int scount, void *recvptr,
+                          int rcount);
+/* The fold's first half: even ranks below 2*rem send, odd ones receive into tmp and reduce (lower rank first). */
+int pc_allreduce_fold_in(struct plancoll_plan_s *plan, const struct pc_fold *f, void *rbuf, void *tmp);
+/* The fold's second half: the odd ranks return the result to the even ranks that sat out. */
+int pc_allreduce_fold_out(struct plancoll_plan_s *plan, const struct pc_fold *f, void *rbuf);
+
+#endif

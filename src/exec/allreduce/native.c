@@ -1,0 +1,57 @@
+/* allreduce.native: MPI's persistent MPI_Allreduce_init, yield-waited; MPI_Iallreduce on other buffers.
+ * Cost: modelled as MPICH's choice, recursive doubling up to 2 KiB, Rabenseifner above. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../core/plan.h"
+
+static int setup(struct plancoll_plan_s *plan)
+{
+    MPI_Request *req = malloc(sizeof *req);
+    if (!req) return pc_error(PLANCOLL_ERR_NOMEM, "native state");
+    *req = MPI_REQUEST_NULL;
+    plan->impl = req;
+    PC_MPI_CHECK(MPI_Allreduce_init(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf, plan->count,
+                                    plan->rtype.type, plan->red.op, plan->comm, MPI_INFO_NULL, req));
+    return PLANCOLL_SUCCESS;
+}
+
+static void teardown(struct plancoll_plan_s *plan)
+{
+    MPI_Request *req = plan->impl;
+    if (req && *req != MPI_REQUEST_NULL) MPI_Request_free(req);
+    free(req);
+    plan->impl = NULL;
+}
+
+static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    MPI_Request *req = plan->impl;
+    if (plan->planned_buffers) {
+        PC_MPI_CHECK(MPI_Start(req));
+        return pc_wait_all(plan, 1, req);
+    }
+    MPI_Request once;
+    PC_MPI_CHECK(MPI_Iallreduce(plan->in_place ? MPI_IN_PLACE : sbuf, rbuf, plan->count, plan->rtype.type,
+                                plan->red.op, plan->comm, &once));
+    return pc_wait_all(plan, 1, &once);
+}
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    double P = p->shape.nranks, n = (double)p->count * (double)p->elem_bytes;
+    if (P <= 1) return 0;
+    if (n <= 2048 || !p->commutative) return ceil(log2(P)) * (m->alpha_us + n * (m->beta_us_per_b + m->gamma_us_per_b));
+    return 2 * ceil(log2(P)) * m->alpha_us + 2 * n * m->beta_us_per_b + n * m->gamma_us_per_b;
+}
+
+const struct pc_algorithm pc_allreduce_native = {
+    .name = "allreduce.native",
+    .collective = PC_ALLREDUCE,
+    .summary = "MPI's persistent MPI_Allreduce_init, yield-waited",
+    .estimate = estimate,
+    .setup = setup,
+    .execute = execute,
+    .teardown = teardown,
+};

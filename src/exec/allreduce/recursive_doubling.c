@@ -1,0 +1,82 @@
+/* allreduce.recursive_doubling: after the fold to pof2 ranks, lg(pof2) steps exchange the whole vector with
+ * newrank ^ mask (mask = 1, 2, 4, ...) and reduce. Both partners compute (lower rank's data) op (higher rank's
+ * data) on the same operands, so every rank ends bit-identical and non-commutative ops keep rank order.
+ * Cost (seed 004 eq. 1): ceil(lg P)(alpha + n beta + n gamma), plus 2 (alpha + n beta) when P is not pof2. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+struct rd {
+    void *raw;
+    void *tmp; /* receives the peer's vector; result and incoming buffers swap when the peer is higher */
+};
+
+static int setup(struct plancoll_plan_s *plan)
+{
+    struct rd *st = calloc(1, sizeof *st);
+    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "recursive doubling state");
+    plan->impl = st;
+    return pc_alloc_typed(plan->count, &plan->rtype, &st->raw, &st->tmp);
+}
+
+static void teardown(struct plancoll_plan_s *plan)
+{
+    struct rd *st = plan->impl;
+    if (st) free(st->raw);
+    free(st);
+    plan->impl = NULL;
+}
+
+static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    struct rd *st = plan->impl;
+    int err = pc_allreduce_start(plan, sbuf, rbuf);
+    if (err || plan->count == 0 || plan->size == 1) return err;
+    struct pc_fold f = pc_fold_make(plan->rank, plan->size);
+    err = pc_allreduce_fold_in(plan, &f, rbuf, st->tmp);
+    if (err) return err;
+    if (f.newrank >= 0) {
+        void *cur = rbuf, *in = st->tmp;
+        for (int mask = 1; mask < f.pof2; mask <<= 1) {
+            int newpeer = f.newrank ^ mask;
+            err = pc_allreduce_exchange(plan, pc_fold_real(&f, newpeer), cur, plan->count, in, plan->count);
+            if (err) return err;
+            if (newpeer < f.newrank) {
+                err = pc_reduce(&plan->red, in, cur, plan->count); /* cur = peer op mine */
+            } else {
+                err = pc_reduce(&plan->red, cur, in, plan->count); /* in = mine op peer */
+                void *t = cur;
+                cur = in;
+                in = t;
+            }
+            if (err) return err;
+        }
+        if (cur != rbuf) {
+            err = pc_copy_typed(plan, cur, plan->count, &plan->rtype, rbuf, plan->count, &plan->rtype);
+            if (err) return err;
+        }
+    }
+    return pc_allreduce_fold_out(plan, &f, rbuf);
+}
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    double P = p->shape.nranks, n = (double)p->count * (double)p->elem_bytes;
+    if (P <= 1) return 0;
+    double steps = floor(log2(P));
+    double t = steps * (m->alpha_us + n * m->beta_us_per_b + n * m->gamma_us_per_b);
+    if (pow(2, steps) != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
+    return t;
+}
+
+const struct pc_algorithm pc_allreduce_recursive_doubling = {
+    .name = "allreduce.recursive_doubling",
+    .collective = PC_ALLREDUCE,
+    .summary = "recursive doubling over the whole vector, any P (fold), keeps rank order",
+    .estimate = estimate,
+    .setup = setup,
+    .execute = execute,
+    .teardown = teardown,
+};

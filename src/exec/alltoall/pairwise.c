@@ -1,0 +1,89 @@
+/* alltoall.pairwise: P-1 steps; step i sends the block for (r+i) mod P and receives the one from (r-i) mod P.
+ * In place, step i pairs r with (i-r) mod P, a symmetric pairing, so each step swaps one block through a
+ * one-block scratch. Cost (Hockney): (P-1)(alpha + m beta) + m c_copy. */
+#include <stdlib.h>
+
+#include "../../core/plan.h"
+
+struct pairwise {
+    void *scratch; /* in place: one packed block */
+    int scratch_bytes;
+};
+
+static int setup(struct plancoll_plan_s *plan)
+{
+    struct pairwise *st = calloc(1, sizeof *st);
+    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise state");
+    plan->impl = st;
+    if (plan->in_place) {
+        PC_MPI_CHECK(MPI_Pack_size(plan->recvcount, plan->rtype.type, plan->comm, &st->scratch_bytes));
+        st->scratch = malloc(st->scratch_bytes > 0 ? (size_t)st->scratch_bytes : 1);
+        if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise scratch of %d bytes", st->scratch_bytes);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static void teardown(struct plancoll_plan_s *plan)
+{
+    struct pairwise *st = plan->impl;
+    if (st) free(st->scratch);
+    free(st);
+    plan->impl = NULL;
+}
+
+static int execute_in_place(struct plancoll_plan_s *plan, void *rbuf)
+{
+    struct pairwise *st = plan->impl;
+    const int P = plan->size, r = plan->rank, rc = plan->recvcount;
+    for (int i = 0; i < P; i++) {
+        int partner = ((i - r) % P + P) % P;
+        if (partner == r) continue;
+        char *block = pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)partner * rc);
+        int pos = 0;
+        PC_MPI_CHECK(MPI_Pack(block, rc, plan->rtype.type, st->scratch, st->scratch_bytes, &pos, plan->comm));
+        MPI_Request reqs[2];
+        PC_MPI_CHECK(MPI_Irecv(block, rc, plan->rtype.type, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[0]));
+        PC_MPI_CHECK(MPI_Isend(st->scratch, pos, MPI_PACKED, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[1]));
+        int err = pc_wait_all(plan, 2, reqs);
+        if (err) return err;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    if (plan->prob.block_bytes == 0) return PLANCOLL_SUCCESS;
+    if (plan->in_place) return execute_in_place(plan, rbuf);
+    const int P = plan->size, r = plan->rank, sc = plan->sendcount, rc = plan->recvcount;
+    int err = pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, (MPI_Aint)r * sc), sc, &plan->stype,
+                            pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)r * rc), rc, &plan->rtype);
+    if (err) return err;
+    for (int i = 1; i < P; i++) {
+        int dst = (r + i) % P, src = (r - i + P) % P;
+        MPI_Request reqs[2];
+        PC_MPI_CHECK(MPI_Irecv(pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)src * rc), rc, plan->rtype.type, src,
+                               PC_TAG_ALLTOALL, plan->comm, &reqs[0]));
+        PC_MPI_CHECK(MPI_Isend(pc_elem_ptr(sbuf, &plan->stype, (MPI_Aint)dst * sc), sc, plan->stype.type, dst,
+                               PC_TAG_ALLTOALL, plan->comm, &reqs[1]));
+        err = pc_wait_all(plan, 2, reqs);
+        if (err) return err;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    double bytes = (double)p->block_bytes;
+    return (p->shape.nranks - 1) * (m->alpha_us + bytes * m->beta_us_per_b) + bytes * m->copy_us_per_b;
+}
+
+const struct pc_algorithm pc_alltoall_pairwise = {
+    .name = "alltoall.pairwise",
+    .collective = PC_ALLTOALL,
+    .summary = "P-1 pairwise exchange steps (symmetric pairing in place)",
+    .estimate = estimate,
+    .setup = setup,
+    .execute = execute,
+    .teardown = teardown,
+};

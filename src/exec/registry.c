@@ -1,0 +1,40 @@
+/* The table of algorithms. Its order is fixed: ties in the planner break by it, identically on every rank,
+ * and the names in order hash into the registry signature that wisdom records. Append new algorithms. */
+#include <string.h>
+
+#include "../core/algorithm.h"
+
+extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native;
+extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
+extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
+
+static const struct pc_algorithm *const registry[] = {
+    &pc_alltoall_pairwise,
+    &pc_alltoall_native,
+    &pc_alltoallv_spreadout,
+    &pc_alltoallv_native,
+    &pc_allreduce_recursive_doubling,
+    &pc_allreduce_rabenseifner,
+    &pc_allreduce_native,
+};
+
+int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }
+
+const struct pc_algorithm *pc_registry_get(int index)
+{
+    return index >= 0 && index < pc_registry_count() ? registry[index] : NULL;
+}
+
+int pc_registry_find(const char *name)
+{
+    for (int i = 0; i < pc_registry_count(); i++)
+        if (strcmp(registry[i]->name, name) == 0) return i;
+    return -1;
+}
+
+uint64_t pc_registry_signature(void)
+{
+    uint64_t h = PC_HASH_SEED;
+    for (int i = 0; i < pc_registry_count(); i++) h = pc_hash_bytes(h, registry[i]->name, strlen(registry[i]->name) + 1);
+    return h;
+}

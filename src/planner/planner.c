@@ -1,0 +1,157 @@
+#include "planner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../include/plancoll.h"
+#include "../core/errors.h"
+
+void pc_default_model(struct pc_machine_model *m)
+{
+    /* Shared-memory MPI on one node of a current x86 server: 1 us start-up, 5 GB/s per message, 2 GB/s
+     * reductions, 10 GB/s local copy. Replaced by calibrated values when the cost-model planner lands. */
+    m->alpha_us = 1.0;
+    m->beta_us_per_b = 1.0 / 5000.0;
+    m->gamma_us_per_b = 1.0 / 2000.0;
+    m->copy_us_per_b = 1.0 / 10000.0;
+}
+
+int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n)
+{
+    *n = 0;
+    if (!text) return PLANCOLL_SUCCESS;
+    const char *p = text;
+    while (*p) {
+        while (*p == ',' || *p == ' ') p++;
+        if (!*p) break;
+        const char *end = p;
+        while (*end && *end != ',' && *end != ' ') end++;
+        char name[96];
+        size_t len = (size_t)(end - p);
+        if (len >= sizeof name) return pc_error(PLANCOLL_ERR_ALGORITHM, "PLANCOLL_ALGORITHM: name too long");
+        memcpy(name, p, len);
+        name[len] = '\0';
+        int idx = pc_registry_find(name);
+        if (idx < 0)
+            return pc_error(PLANCOLL_ERR_ALGORITHM,
+                            "PLANCOLL_ALGORITHM names '%s', which is not a registered algorithm "
+                            "(plancoll-bench --list shows them)",
+                            name);
+        if (pc_registry_get(idx)->collective == coll) {
+            bool dup = false;
+            for (int i = 0; i < *n; i++) dup = dup || out[i] == idx;
+            if (!dup && *n < max) out[(*n)++] = idx;
+        }
+        p = end;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_enumerate(const struct pc_problem *p, const int *allowed, int nallowed, const struct pc_machine_model *m,
+                 struct pc_candidate *out, int max, int *n)
+{
+    *n = 0;
+    int count = allowed ? nallowed : pc_registry_count();
+    for (int i = 0; i < count; i++) {
+        int idx = allowed ? allowed[i] : i;
+        const struct pc_algorithm *a = pc_registry_get(idx);
+        if (!a || a->collective != p->coll) continue;
+        const char *why = a->inapplicable ? a->inapplicable(p) : NULL;
+        if (why) {
+            if (allowed) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "%s cannot run this problem: %s", a->name, why);
+            continue;
+        }
+        struct pc_params variants[PC_MAX_VARIANTS];
+        int nv = 1;
+        memset(variants, 0, sizeof variants);
+        if (a->variants) nv = a->variants(p, variants, PC_MAX_VARIANTS);
+        for (int v = 0; v < nv && *n < max; v++) {
+            struct pc_candidate *c = &out[(*n)++];
+            c->alg = idx;
+            c->params = variants[v];
+            c->predicted_us = a->estimate ? a->estimate(p, &variants[v], m) : 0.0;
+            c->measured_us = -1.0;
+        }
+    }
+    if (*n == 0) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "no algorithm can run this %s", pc_collective_name(p->coll));
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_params_format(const struct pc_params *params, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+#define PC_APPEND(...)                                                                           \
+    do {                                                                                         \
+        int w = snprintf(buf + used, len - used, __VA_ARGS__);                                   \
+        if (w > 0 && (size_t)w < len - used) used += (size_t)w;                                  \
+    } while (0)
+    if (params->leaders) PC_APPEND("%sleaders=%d", used ? " " : "", params->leaders);
+    if (params->placement) PC_APPEND("%splacement=numa", used ? " " : "");
+    if (params->segments) PC_APPEND("%ssegments=%d", used ? " " : "", params->segments);
+    if (params->transport) PC_APPEND("%stransport=put", used ? " " : "");
+    if (params->radix) PC_APPEND("%sradix=%d", used ? " " : "", params->radix);
+#undef PC_APPEND
+}
+
+static void print_table(FILE *out, const struct pc_problem *p, const struct pc_candidate *c, int n, int chosen)
+{
+    char key[200], params[96];
+    pc_problem_key(p, key, sizeof key);
+    fprintf(out, "plancoll planner: %s, %d candidate%s\n", key, n, n == 1 ? "" : "s");
+    for (int i = 0; i < n; i++) {
+        pc_params_format(&c[i].params, params, sizeof params);
+        fprintf(out, "  %c %-30s %-24s predicted %10.2f us", i == chosen ? '*' : ' ', pc_registry_get(c[i].alg)->name,
+                params, c[i].predicted_us);
+        if (c[i].measured_us >= 0) fprintf(out, "  measured %10.2f us", c[i].measured_us);
+        fputc('\n', out);
+    }
+}
+
+int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
+              const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ncandidates = n;
+    struct pc_candidate local[PC_MAX_CANDIDATES];
+    if (n > PC_MAX_CANDIDATES) n = PC_MAX_CANDIDATES;
+    memcpy(local, cands, sizeof(struct pc_candidate) * (size_t)n);
+
+    int reps = 0;
+    if (p->flags & PLANCOLL_EXHAUSTIVE)
+        reps = 15;
+    else if (p->flags & PLANCOLL_PATIENT)
+        reps = 7;
+    else if (p->flags & PLANCOLL_MEASURE)
+        reps = 3;
+
+    int best = 0, second = -1;
+    if (reps > 0 && n > 1) {
+        for (int i = 0; i < n; i++) {
+            int err = hooks->measure(hooks->ctx, &local[i], reps, &local[i].measured_us);
+            if (err) return err;
+        }
+        /* Every rank holds the same maxima, but rank 0 decides so that a tie resolved differently by
+         * rounding can never split the ranks. */
+        for (int i = 1; i < n; i++)
+            if (local[i].measured_us < local[best].measured_us) best = i;
+        int err = hooks->bcast_int(hooks->ctx, &best);
+        if (err) return err;
+        for (int i = 0; i < n; i++)
+            if (i != best && (second < 0 || local[i].measured_us < local[second].measured_us)) second = i;
+        out->how = forced ? "forced, measured" : "measured";
+    } else {
+        for (int i = 1; i < n; i++)
+            if (local[i].predicted_us < local[best].predicted_us) best = i;
+        for (int i = 0; i < n; i++)
+            if (i != best && (second < 0 || local[i].predicted_us < local[second].predicted_us)) second = i;
+        out->how = forced ? (n == 1 ? "forced" : "forced, estimate") : "estimate";
+    }
+    out->chosen = local[best];
+    if (second >= 0) {
+        out->has_runner_up = true;
+        out->runner_up = local[second];
+    }
+    if (verbose) print_table(verbose, p, local, n, best);
+    return PLANCOLL_SUCCESS;
+}

@@ -1,0 +1,76 @@
+/* Candidate enumeration, ranking and decision. No MPI: agreement between ranks goes through hooks that the
+ * executor fills with MPI calls and unit tests fill with single-process stand-ins. */
+#ifndef PC_PLANNER_H
+#define PC_PLANNER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../core/algorithm.h"
+
+#define PC_MAX_CANDIDATES 64
+#define PC_MAX_VARIANTS 16
+
+struct pc_candidate {
+    int alg; /* registry index */
+    struct pc_params params;
+    double predicted_us;
+    double measured_us; /* < 0 when not measured */
+};
+
+struct pc_planner_hooks {
+    void *ctx;
+    /* Times candidate c (collectively, every rank in the same order) and stores the maximum over ranks of the
+     * per-execution time, in microseconds. Returns a plancoll code. */
+    int (*measure)(void *ctx, const struct pc_candidate *c, int repetitions, double *us);
+    /* Broadcasts *value from rank 0. */
+    int (*bcast_int)(void *ctx, int *value);
+};
+
+/* Parses PLANCOLL_ALGORITHM-style text ("a,b,c") into the registry indices that belong to collective coll.
+ * Returns PLANCOLL_SUCCESS, or PLANCOLL_ERR_ALGORITHM naming an unknown name (any collective's name is known).
+ * *n receives how many of coll's algorithms were named (0: no restriction). */
+int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n);
+
+/* The default machine model until calibration lands. */
+void pc_default_model(struct pc_machine_model *m);
+
+/* Lists every candidate (algorithm x parameters) applicable to p among allowed (NULL: all of p's collective).
+ * With allowed given, an inapplicable named algorithm is an error (PLANCOLL_ERR_INAPPLICABLE). */
+int pc_enumerate(const struct pc_problem *p, const int *allowed, int nallowed, const struct pc_machine_model *m,
+                 struct pc_candidate *out, int max, int *n);
+
+struct pc_decision {
+    struct pc_candidate chosen;
+    bool has_runner_up;
+    struct pc_candidate runner_up;
+    int ncandidates;
+    const char *how; /* "forced", "estimate", "measured", "wisdom" */
+};
+
+/* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by registry order); MEASURE,
+ * PATIENT and EXHAUSTIVE time every candidate (3, 7 and 15 repetitions after a warm-up) and rank 0's choice of
+ * the fastest is broadcast. A single candidate is taken without timing. verbose (rank 0 only, may be NULL)
+ * receives the candidate table. */
+int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
+              const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);
+
+/* Formats params that differ from the defaults, e.g. "leaders=2 placement=numa"; "" when none. */
+void pc_params_format(const struct pc_params *params, char *buf, size_t len);
+
+/* ---- in-process wisdom: decisions of MEASURE and above, keyed by the problem key ---- */
+struct pc_wisdom_entry {
+    char key[160];
+    char algorithm[64];
+    struct pc_params params;
+    double measured_us;
+    unsigned rigor; /* the flag that made it: PLANCOLL_MEASURE, PATIENT or EXHAUSTIVE */
+};
+/* Records or replaces the decision for key. */
+int pc_wisdom_store(const struct pc_wisdom_entry *e);
+/* The decision for key made with rigor at least `rigor` (WISDOM_ONLY: any), or NULL. */
+const struct pc_wisdom_entry *pc_wisdom_lookup(const char *key, unsigned rigor);
+void pc_wisdom_clear(void);
+int pc_wisdom_count(void);
+
+#endif

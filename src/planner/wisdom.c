@@ -1,0 +1,54 @@
+/* In-process wisdom: what MEASURE and above learned, so that a second plan of the same problem costs no
+ * timing. Files and fingerprints come with the planner issue; this store is what they will serialise. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../include/plancoll.h"
+#include "planner.h"
+
+static struct pc_wisdom_entry *entries;
+static int count, capacity;
+
+static unsigned rigor_rank(unsigned flags)
+{
+    if (flags & PLANCOLL_EXHAUSTIVE) return 3;
+    if (flags & PLANCOLL_PATIENT) return 2;
+    if (flags & PLANCOLL_MEASURE) return 1;
+    return 0;
+}
+
+int pc_wisdom_store(const struct pc_wisdom_entry *e)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(entries[i].key, e->key) == 0) {
+            if (rigor_rank(e->rigor) >= rigor_rank(entries[i].rigor)) entries[i] = *e;
+            return PLANCOLL_SUCCESS;
+        }
+    if (count == capacity) {
+        int cap = capacity ? 2 * capacity : 16;
+        struct pc_wisdom_entry *grown = realloc(entries, sizeof *grown * (size_t)cap);
+        if (!grown) return PLANCOLL_ERR_NOMEM;
+        entries = grown;
+        capacity = cap;
+    }
+    entries[count++] = *e;
+    return PLANCOLL_SUCCESS;
+}
+
+const struct pc_wisdom_entry *pc_wisdom_lookup(const char *key, unsigned rigor)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(entries[i].key, key) == 0 &&
+            ((rigor & PLANCOLL_WISDOM_ONLY) || rigor_rank(entries[i].rigor) >= rigor_rank(rigor)))
+            return &entries[i];
+    return NULL;
+}
+
+void pc_wisdom_clear(void)
+{
+    free(entries);
+    entries = NULL;
+    count = capacity = 0;
+}
+
+int pc_wisdom_count(void) { return count; }

@@ -1,0 +1,103 @@
+/* Who is on which node and NUMA domain, computed once per communicator and cached on it as an MPI
+ * attribute (freed with the communicator). The layout owns plancoll's duplicate of the communicator, the
+ * node and leader communicators, the node's control window (barrier and done flags) and the node's shared
+ * data segments. */
+#ifndef PC_LAYOUT_H
+#define PC_LAYOUT_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../core/problem.h"
+
+#define PC_CACHELINE 64
+
+/* One rank's slot in the node's control window; a cache line each so ranks never share a line. */
+struct pc_sync_slot {
+    _Atomic uint64_t barrier_seq;
+    char pad[PC_CACHELINE - sizeof(uint64_t)];
+};
+
+struct pc_segment;
+
+struct pc_layout {
+    int refcount;             /* the attribute holds one, each plan one */
+    MPI_Comm comm;            /* plancoll's duplicate of the user's communicator */
+    int rank, size;
+
+    MPI_Comm node_comm;       /* ranks sharing memory with this one (MPI_COMM_TYPE_SHARED) */
+    int node_rank, node_size;
+    int node_id, nnodes;      /* nodes numbered by their lowest rank's order */
+    MPI_Comm leader_comm;     /* local rank j of every node that has one: "leader j" communicator */
+
+    int *node_of;             /* [size] node of every rank */
+    int *local_rank_of;       /* [size] node rank of every rank */
+    int *node_sizes;          /* [nnodes] */
+    int *node_first;          /* [nnodes + 1] offsets into node_ranks */
+    int *node_ranks;          /* [size] ranks of node k, in rank order, at node_first[k].. */
+
+    int num_numa;             /* NUMA domains of this node as hwloc sees it (>= 1) */
+    int *numa_of_local;       /* [node_size] NUMA domain of each node rank */
+    bool numa_from_binding;   /* true when read from this rank's CPU binding, false when dealt by rank */
+
+    int host_ranks;           /* ranks on this host (cliques emulate nodes on one host) */
+    int host_cores;           /* online CPUs of this host */
+    bool oversubscribed;      /* host_ranks > host_cores: this rank's waits yield at once */
+    bool any_oversubscribed;  /* true on every rank if any host is: planning must agree across ranks */
+    int wait_mode;            /* PLANCOLL_WAIT as parsed at layout creation */
+
+    MPI_Win ctl_win;          /* node-shared control slots */
+    struct pc_sync_slot *ctl; /* [node_size] */
+    uint64_t barrier_seq;     /* how many node barriers this rank has passed */
+
+    struct pc_segment *segment; /* current data segment, or NULL until a plan asks for one */
+};
+
+/* The layout of comm, created (collectively) at first use. Adds a reference the caller must release. */
+int pc_layout_get(MPI_Comm comm, struct pc_layout **out);
+void pc_layout_release(struct pc_layout *layout);
+void pc_layout_shape(const struct pc_layout *layout, struct pc_shape *shape);
+
+/* NUMA domain discovery through hwloc (honours HWLOC_SYNTHETIC / HWLOC_XMLFILE).
+ * *domain is -1 when this rank's binding does not tell. */
+void pc_topology_numa(int *num_domains, int *domain);
+/* The fallback when binding is unknown: node ranks dealt over domains in blocks. */
+int pc_numa_by_rank(int node_rank, int node_size, int num_domains);
+
+/* Node barrier driven by a sequence number: no reset, safe for any number of back-to-back calls. */
+void pc_node_barrier(struct pc_layout *layout);
+
+/* Flags in shared memory carry sequence numbers: the k-th post writes k, a waiter waits for >= k. */
+static inline void pc_flag_post(_Atomic uint64_t *flag, uint64_t seq)
+{
+    atomic_store_explicit(flag, seq, memory_order_release);
+}
+void pc_flag_wait(const struct pc_layout *layout, _Atomic uint64_t *flag, uint64_t seq);
+
+/* A node-shared data segment (MPI_Win_allocate_shared), shared by every plan of the communicator. A plan
+ * that needs more than the current one makes a bigger one current; older ones live while plans use them.
+ * Every plan using the data area must finish each execution with no rank still reading it. */
+struct pc_segment {
+    int refcount;
+    MPI_Win win;
+    char *base;                 /* same memory on every node rank, mapped at possibly different addresses */
+    size_t size;                /* bytes of data area */
+    _Atomic uint64_t *flags;    /* flag area: nflags slots, one cache line each */
+    int nflags;
+    unsigned char *flag_used;   /* local bookkeeping, identical on node ranks (plans are made collectively) */
+};
+
+/* Collective over the node: a segment of at least min_bytes data and nflags free flags; the largest request
+ * of the node wins. Adds a reference. *first_flag receives the first of nflags consecutive flag slots. */
+int pc_segment_acquire(struct pc_layout *layout, size_t min_bytes, int nflags, struct pc_segment **out,
+                       int *first_flag);
+/* Collective over the node: returns the flags and drops the reference. */
+void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags);
+static inline _Atomic uint64_t *pc_segment_flag(struct pc_segment *seg, int index)
+{
+    return (_Atomic uint64_t *)((char *)seg->flags + (size_t)index * PC_CACHELINE);
+}
+
+#endif

@@ -1,0 +1,28 @@
+/* The wait policy (DESIGN.md): spin a little, then sched_yield; yield at once when a node holds more ranks
+ * than cores. PLANCOLL_WAIT=spin|yield|auto overrides. */
+#ifndef PC_WAIT_H
+#define PC_WAIT_H
+
+#include <stdbool.h>
+
+enum pc_wait_mode { PC_WAIT_AUTO = 0, PC_WAIT_SPIN = 1, PC_WAIT_YIELD = 2 };
+
+/* The mode from PLANCOLL_WAIT (auto when unset). Returns -1 for an invalid value. */
+int pc_wait_mode_from_env(void);
+/* Parses "spin", "yield", "auto"; -1 otherwise. */
+int pc_wait_mode_parse(const char *text);
+
+struct pc_waiter {
+    bool yield_now; /* decided once per wait: yield from the first pause */
+    int spins;
+};
+
+/* Starts a wait: oversubscribed says whether this rank's host holds more ranks than cores. */
+void pc_waiter_init(struct pc_waiter *w, int mode, bool oversubscribed);
+/* One pause of a wait loop: a CPU relax while spinning, sched_yield after the spin budget. */
+void pc_waiter_pause(struct pc_waiter *w);
+
+/* Spins before yielding in auto mode (iterations of the poll loop). */
+#define PC_WAIT_SPIN_BUDGET 2000
+
+#endif
