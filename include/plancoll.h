@@ -36,6 +36,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__) && !defined(PLANCOLL_STATIC)
+#define PLANCOLL_API __attribute__((visibility("default")))
+#else
+#define PLANCOLL_API
+#endif
+
 #define PLANCOLL_VERSION_MAJOR 0
 #define PLANCOLL_VERSION_MINOR 1
 #define PLANCOLL_VERSION_PATCH 0
@@ -44,7 +50,7 @@ extern "C" {
 #define PLANCOLL_VERSION (PLANCOLL_VERSION_MAJOR * 10000 + PLANCOLL_VERSION_MINOR * 100 + PLANCOLL_VERSION_PATCH)
 
 /* The library's version as built ("0.1.0"); major/minor/patch may be NULL. */
-const char *plancoll_version(int *major, int *minor, int *patch);
+PLANCOLL_API const char *plancoll_version(int *major, int *minor, int *patch);
 
 /* ---- Error codes ------------------------------------------------------------------------------- */
 enum {
@@ -77,10 +83,10 @@ enum {
 };
 
 /* The fixed message of an error code; never NULL (unknown codes get a message saying so). */
-const char *plancoll_strerror(int error);
+PLANCOLL_API const char *plancoll_strerror(int error);
 
 /* The detailed message of the last failed call on this process ("" when none). Valid until the next call. */
-const char *plancoll_error_detail(void);
+PLANCOLL_API const char *plancoll_error_detail(void);
 
 /* ---- Planner flags (FFTW semantics) -------------------------------------------------------------
  * PLANCOLL_ESTIMATE (0, the default): no timing; the planner picks by rule / model.
@@ -102,14 +108,14 @@ typedef struct plancoll_plan_s *plancoll_plan;
 
 /* MPI_Alltoall semantics. sendbuf may be MPI_IN_PLACE (then sendcount/sendtype are ignored and recvbuf
  * holds the data to send). Every rank must pass the same block size in bytes. */
-int plancoll_plan_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+PLANCOLL_API int plancoll_plan_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype,
                            MPI_Comm comm, unsigned flags, plancoll_plan *plan);
 
 /* MPI_Alltoallv semantics. The count and displacement arrays are copied: the caller may change or free
  * them after planning. sendbuf may be MPI_IN_PLACE (then sendcounts/sdispls/sendtype are ignored). The
  * bytes rank i sends to rank j must equal the bytes rank j expects from rank i: checked at plan time. */
-int plancoll_plan_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+PLANCOLL_API int plancoll_plan_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, unsigned flags, plancoll_plan *plan);
@@ -117,29 +123,33 @@ int plancoll_plan_alltoallv(const void *sendbuf, const int sendcounts[], const i
 /* MPI_Allreduce semantics. sendbuf may be MPI_IN_PLACE on any rank. Every predefined op on every predefined
  * datatype MPI allows it on; user-defined ops (MPI_Op_create) on any committed datatype. Every rank receives
  * bit-identical results. Non-commutative user ops run only on algorithms that keep rank order. */
-int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+PLANCOLL_API int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, unsigned flags, plancoll_plan *plan);
 
 /* Runs the plan on the buffers it was planned with. */
-int plancoll_execute(plancoll_plan plan);
+PLANCOLL_API int plancoll_execute(plancoll_plan plan);
 
 /* Runs the plan on other buffers of the same shape (counts, displacements and types as planned). A plan
  * made with MPI_IN_PLACE needs sendbuf == MPI_IN_PLACE here too, and a plan made out of place needs a
  * separate sendbuf. */
-int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf);
+PLANCOLL_API int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf);
 
 /* Frees the plan and sets *plan to NULL. Collective. A NULL *plan is an error (PLANCOLL_ERR_NULL_PLAN). */
-int plancoll_destroy_plan(plancoll_plan *plan);
+PLANCOLL_API int plancoll_destroy_plan(plancoll_plan *plan);
 
 /* Prints the plan: collective, problem, algorithm and parameters, how it was chosen, predicted and measured
  * time where known, set-up time, execution count. Local (not collective). */
-int plancoll_fprint_plan(plancoll_plan plan, FILE *out);
+PLANCOLL_API int plancoll_fprint_plan(plancoll_plan plan, FILE *out);
 
 /* The name of the plan's algorithm ("alltoall.pairwise"), or NULL for an invalid plan. */
-const char *plancoll_plan_algorithm(plancoll_plan plan);
+PLANCOLL_API const char *plancoll_plan_algorithm(plancoll_plan plan);
+
+/* The registry: the name of algorithm number index (0, 1, ...) and, in *collective when not NULL, its
+ * collective ("alltoall", "alltoallv", "allreduce"); NULL past the last one. */
+PLANCOLL_API const char *plancoll_algorithm_name(int index, const char **collective);
 
 /* Forgets every decision remembered by MEASURE and above in this process (local). */
-void plancoll_forget_wisdom(void);
+PLANCOLL_API void plancoll_forget_wisdom(void);
 
 /* ---- Environment ---------------------------------------------------------------------------------
  * PLANCOLL_ALGORITHM=name[,name...]  restricts plans of each named algorithm's collective to the named

@@ -125,10 +125,10 @@ static int alltoallv_agree(struct plancoll_plan_s *p)
     if (!sent) return pc_agree_error(p, pc_error(PLANCOLL_ERR_NOMEM, "count check"));
     uint64_t *expected = sent + P;
     for (int j = 0; j < P; j++) sent[j] = (uint64_t)p->sendcounts[j] * (uint64_t)p->stype.size;
-    int rc = MPI_Alltoall(sent, 1, MPI_UINT64_T, expected, 1, MPI_UINT64_T, p->comm);
-    if (rc != MPI_SUCCESS) {
+    int rc = pc_alltoall_wait(p->layout, sent, expected, 1, MPI_UINT64_T);
+    if (rc != PLANCOLL_SUCCESS) {
         free(sent);
-        return pc_mpi_error(rc, "MPI_Alltoall (count check)");
+        return rc;
     }
     int bad = -1;
     for (int i = 0; i < P && bad < 0; i++)
@@ -141,11 +141,11 @@ static int alltoallv_agree(struct plancoll_plan_s *p)
     uint64_t row = pc_hash_bytes(PC_HASH_SEED + (uint64_t)p->rank, sent, sizeof(uint64_t) * (size_t)P);
     free(sent);
     int any = bad >= 0, anyall = 0;
-    PC_MPI_CHECK(MPI_Allreduce(&any, &anyall, 1, MPI_INT, MPI_MAX, p->comm));
+    int rc2 = pc_allreduce_wait(p->layout, &any, &anyall, 1, MPI_INT, MPI_MAX);
+    if (rc2) return rc2;
     if (err) return err;
     if (anyall) return pc_error(PLANCOLL_ERR_MISMATCH, "the ranks' send and receive counts disagree (another rank saw it)");
-    PC_MPI_CHECK(MPI_Allreduce(&row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR, p->comm));
-    return PLANCOLL_SUCCESS;
+    return pc_allreduce_wait(p->layout, &row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR);
 }
 
 /* Wisdom counts only when every rank holds the same entry (it may come from another communicator). */
@@ -160,11 +160,8 @@ static const struct pc_wisdom_entry *agreed_wisdom(struct plancoll_plan_s *p, co
         if (h == 0) h = 1;
     }
     uint64_t v[2] = {h, ~h}, m[2];
-    int rc = MPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MAX, p->comm);
-    if (rc != MPI_SUCCESS) {
-        *err = pc_mpi_error(rc, "MPI_Allreduce (wisdom)");
-        return NULL;
-    }
+    *err = pc_allreduce_wait(p->layout, v, m, 2, MPI_UINT64_T, MPI_MAX);
+    if (*err) return NULL;
     if (!e || m[0] != h || m[1] != ~h) return NULL;
     return e;
 }
@@ -182,9 +179,9 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
     uint64_t v[3] = {local ? 1u : 0u, h, ~h}, m[3];
-    int rc = MPI_Allreduce(v, m, 3, MPI_UINT64_T, MPI_MAX, p->comm);
+    int rc = pc_allreduce_wait(p->layout, v, m, 3, MPI_UINT64_T, MPI_MAX);
     int err = local;
-    if (!err && rc != MPI_SUCCESS) err = pc_mpi_error(rc, "MPI_Allreduce (argument check)");
+    if (!err && rc) err = rc;
     if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
     if (!err && (m[1] != h || m[2] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH,
@@ -335,6 +332,14 @@ const char *plancoll_plan_algorithm(plancoll_plan plan)
 }
 
 void plancoll_forget_wisdom(void) { pc_wisdom_clear(); }
+
+const char *plancoll_algorithm_name(int index, const char **collective)
+{
+    const struct pc_algorithm *a = pc_registry_get(index);
+    if (!a) return NULL;
+    if (collective) *collective = pc_collective_name(a->collective);
+    return a->name;
+}
 
 int plancoll_fprint_plan(plancoll_plan plan, FILE *out)
 {

@@ -86,6 +86,12 @@ int pc_copy_typed(const struct plancoll_plan_s *plan, const void *src, int scoun
 
 /* Waits for n requests with the library's wait policy (MPI_Testall in a yielding loop). */
 int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs);
+int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs);
+/* Collectives on the layout's communicator, nonblocking and waited with the wait policy. */
+int pc_allreduce_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t, MPI_Op op);
+int pc_alltoall_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t);
+int pc_bcast_wait(const struct pc_layout *layout, void *buf, int n, MPI_Datatype t, int root);
+int pc_barrier_wait(const struct pc_layout *layout);
 
 /* Tags of plancoll's point-to-point traffic, one range per algorithm family. */
 enum {

@@ -47,19 +47,14 @@ static int buffer_spans(const struct plancoll_plan_s *p, uint64_t *sbytes, uint6
     return PLANCOLL_SUCCESS;
 }
 
-static int yield_barrier(struct plancoll_plan_s *p)
-{
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibarrier(p->comm, &req));
-    return pc_wait_all(p, 1, &req);
-}
 
 /* Every rank learns whether any rank failed; returns the local error, or PLANCOLL_ERR_REMOTE. */
 int pc_agree_error(struct plancoll_plan_s *p, int err)
 {
     int mine = err != 0, any = 0;
-    PC_MPI_CHECK(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, p->comm));
+    int rc = pc_allreduce_wait(p->layout, &mine, &any, 1, MPI_INT, MPI_MAX);
     if (err) return err;
+    if (rc) return rc;
     if (any) return pc_error(PLANCOLL_ERR_REMOTE, "another rank failed (see its plancoll_error_detail)");
     return PLANCOLL_SUCCESS;
 }
@@ -91,7 +86,7 @@ static int measure(void *ctx, const struct pc_candidate *c, int reps, double *us
     if (reps > 32) reps = 32;
     if (!err) err = trial.alg->execute(&trial, trial.sendbuf, trial.recvbuf); /* warm-up */
     for (int i = 0; i < reps && !err; i++) {
-        err = yield_barrier(p);
+        err = pc_barrier_wait(p->layout);
         double t0 = MPI_Wtime();
         if (!err) err = trial.alg->execute(&trial, trial.sendbuf, trial.recvbuf);
         times[i] = (MPI_Wtime() - t0) * 1e6;
@@ -101,7 +96,8 @@ static int measure(void *ctx, const struct pc_candidate *c, int reps, double *us
     free(rraw);
     if (err) return err;
     double maxima[32];
-    PC_MPI_CHECK(MPI_Allreduce(times, maxima, reps, MPI_DOUBLE, MPI_MAX, p->comm));
+    int rc = pc_allreduce_wait(p->layout, times, maxima, reps, MPI_DOUBLE, MPI_MAX);
+    if (rc) return rc;
     qsort(maxima, (size_t)reps, sizeof(double), cmp_double);
     *us = maxima[reps / 2];
     return PLANCOLL_SUCCESS;
@@ -110,8 +106,7 @@ static int measure(void *ctx, const struct pc_candidate *c, int reps, double *us
 static int bcast_int(void *ctx, int *value)
 {
     struct plancoll_plan_s *p = ctx;
-    PC_MPI_CHECK(MPI_Bcast(value, 1, MPI_INT, 0, p->comm));
-    return PLANCOLL_SUCCESS;
+    return pc_bcast_wait(p->layout, value, 1, MPI_INT, 0);
 }
 
 void pc_measure_hooks(struct plancoll_plan_s *p, struct pc_planner_hooks *hooks)

@@ -17,12 +17,17 @@ static int test_requests(int n, MPI_Request *reqs, int *done)
 
 int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs)
 {
+    return pc_wait_layout(plan->layout, n, reqs);
+}
+
+int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs)
+{
     if (n <= 0) return PLANCOLL_SUCCESS;
     int done = 0;
     PC_MPI_CHECK(test_requests(n, reqs, &done));
     if (done) return PLANCOLL_SUCCESS;
     struct pc_waiter w;
-    pc_waiter_init(&w, plan->layout->wait_mode, plan->layout->oversubscribed);
+    pc_waiter_init(&w, layout->wait_mode, layout->oversubscribed);
     for (;;) {
         pc_waiter_pause(&w);
         PC_MPI_CHECK(test_requests(n, reqs, &done));
@@ -30,3 +35,33 @@ int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs)
     }
 }
 #pragma GCC diagnostic pop
+
+/* Plan-time collectives, nonblocking and yield-waited: a blocking MPI collective spins away a scheduler
+ * slice per call on an oversubscribed node, which made planning cost milliseconds. */
+int pc_allreduce_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t, MPI_Op op)
+{
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Iallreduce(in, out, n, t, op, layout->comm, &req));
+    return pc_wait_layout(layout, 1, &req);
+}
+
+int pc_alltoall_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t)
+{
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Ialltoall(in, n, t, out, n, t, layout->comm, &req));
+    return pc_wait_layout(layout, 1, &req);
+}
+
+int pc_bcast_wait(const struct pc_layout *layout, void *buf, int n, MPI_Datatype t, int root)
+{
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Ibcast(buf, n, t, root, layout->comm, &req));
+    return pc_wait_layout(layout, 1, &req);
+}
+
+int pc_barrier_wait(const struct pc_layout *layout)
+{
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Ibarrier(layout->comm, &req));
+    return pc_wait_layout(layout, 1, &req);
+}

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../schedule.h"
 #include "common.h"
 
 struct rd {
@@ -38,8 +39,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     if (err) return err;
     if (f.newrank >= 0) {
         void *cur = rbuf, *in = st->tmp;
-        for (int mask = 1; mask < f.pof2; mask <<= 1) {
-            int newpeer = f.newrank ^ mask;
+        for (int step = 0, nsteps = pc_log2_pof2(f.pof2); step < nsteps; step++) {
+            int newpeer = pc_rd_newpeer(f.newrank, step);
             err = pc_allreduce_exchange(plan, pc_fold_real(&f, newpeer), cur, plan->count, in, plan->count);
             if (err) return err;
             if (newpeer < f.newrank) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "../../core/plan.h"
+#include "../schedule.h"
 
 struct pairwise {
     void *scratch; /* in place: one packed block */
@@ -36,7 +37,7 @@ static int execute_in_place(struct plancoll_plan_s *plan, void *rbuf)
     struct pairwise *st = plan->impl;
     const int P = plan->size, r = plan->rank, rc = plan->recvcount;
     for (int i = 0; i < P; i++) {
-        int partner = ((i - r) % P + P) % P;
+        int partner = pc_pairwise_partner(r, P, i);
         if (partner == r) continue;
         char *block = pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)partner * rc);
         int pos = 0;
@@ -59,7 +60,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                             pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)r * rc), rc, &plan->rtype);
     if (err) return err;
     for (int i = 1; i < P; i++) {
-        int dst = (r + i) % P, src = (r - i + P) % P;
+        int dst = pc_pairwise_dst(r, P, i), src = pc_pairwise_src(r, P, i);
         MPI_Request reqs[2];
         PC_MPI_CHECK(MPI_Irecv(pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)src * rc), rc, plan->rtype.type, src,
                                PC_TAG_ALLTOALL, plan->comm, &reqs[0]));

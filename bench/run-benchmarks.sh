@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Runs plancoll-bench in the configurations of BENCHMARKS.md and writes
+# bench/results/<configuration>-<collective>.json (plus the printed table as .txt next to it).
+#
+# usage: bench/run-benchmarks.sh CONFIG[,CONFIG...]|all COLLECTIVE... [-- plancoll-bench options]
+#   CONFIG       1n2p 2n1p-tcp 2n2p-tcp 2n4p-tcp 4n2p-tcp (all: every one of them)
+#   COLLECTIVE   alltoall | allreduce | alltoallv (all four patterns, one file each:
+#                <configuration>-alltoallv-<pattern>.json) | alltoallv:PATTERN
+#   options      passed to plancoll-bench after the defaults (-a all -c), e.g. -- -m 8:64K -b 7
+# environment:
+#   PLANCOLL_BENCH  the binary (default: build/bench/plancoll-bench of this checkout)
+#   RESULTS_DIR     where the files go (default: bench/results of this checkout)
+#   BENCH_TIMEOUT   seconds one run may take before it is killed (default 900)
+#
+# example: bench/run-benchmarks.sh 1n2p alltoall allreduce -- -m 8:1M -f 2
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+bench=${PLANCOLL_BENCH:-$root/build/bench/plancoll-bench}
+results=${RESULTS_DIR:-$here/results}
+timeout_s=${BENCH_TIMEOUT:-900}
+
+usage() {
+    sed -n '5,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+[ $# -ge 2 ] || usage
+configs=$1
+shift
+collectives=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    collectives+=("$1")
+    shift
+done
+[ $# -gt 0 ] && shift # the "--"
+extra=("$@")
+[ ${#collectives[@]} -gt 0 ] || usage
+
+if [ ! -x "$bench" ]; then
+    echo "run-benchmarks: $bench not found: build first (ninja -C build)" >&2
+    exit 1
+fi
+[ "$configs" = all ] && configs=1n2p,2n1p-tcp,2n2p-tcp,2n4p-tcp,4n2p-tcp
+mkdir -p "$results"
+
+# The environment and rank count of each configuration, exactly as BENCHMARKS.md gives them.
+config_command() {
+    local tcp=UCX_TLS=tcp,self
+    case $1 in
+        1n2p) echo "env mpiexec -n 2" ;;
+        2n1p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 $tcp mpiexec -n 2" ;;
+        2n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 4" ;;
+        2n4p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
+        4n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
+        *) return 1 ;;
+    esac
+}
+
+status=0
+IFS=, read -r -a config_list <<<"$configs"
+for config in "${config_list[@]}"; do
+    if ! launcher=$(config_command "$config"); then
+        echo "run-benchmarks: unknown configuration '$config'" >&2
+        exit 2
+    fi
+    for coll in "${collectives[@]}"; do
+        runs=()
+        case $coll in
+            alltoall | allreduce) runs=("$coll:") ;;
+            alltoallv) runs=(alltoallv:uniform alltoallv:random alltoallv:sparse alltoallv:hot) ;;
+            alltoallv:uniform | alltoallv:random | alltoallv:sparse | alltoallv:hot) runs=("$coll") ;;
+            *)
+                echo "run-benchmarks: unknown collective '$coll'" >&2
+                exit 2
+                ;;
+        esac
+        for run in "${runs[@]}"; do
+            name=${run%%:*}
+            pattern=${run#*:}
+            args=("$name" -a all -c --config "$config")
+            stem="$results/$config-$name"
+            if [ -n "$pattern" ]; then
+                args+=(--pattern "$pattern")
+                stem="$stem-$pattern"
+            fi
+            args+=(--json "$stem.json" "${extra[@]}")
+            echo "== $config $name${pattern:+ ($pattern)}: $launcher $bench ${args[*]}"
+            # shellcheck disable=SC2086 # the launcher is a word list on purpose
+            if ! timeout --kill-after=10 "$timeout_s" $launcher "$bench" "${args[@]}" | tee "$stem.txt"; then
+                echo "run-benchmarks: $config $name${pattern:+ ($pattern)} FAILED (exit ${PIPESTATUS[0]})" >&2
+                status=1
+            fi
+        done
+    done
+done
+exit $status

@@ -1,0 +1,389 @@
+/* Allreduce correctness: every registered algorithm forced in turn (and the planner's own choices), every
+ * predefined op on the type classes MPI allows, user-defined commutative and non-commutative ops, counts 0,
+ * 1, smaller than P, odd and 1 MiB, MPI_IN_PLACE on all or some ranks, three executions with new data,
+ * execute_buffers. Expected values come from the data pattern. Floating-point data is chosen so that the
+ * reduction order changes the rounding: every rank must still hold bit-identical results (compared by hash),
+ * within the stated tolerance of the exact sum. */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+static const char *alg_label;
+
+/* ---- data patterns ---- */
+static int ival(int rank, int i, int it) { return (rank * 7 + i * 13 + it * 5) % 23 - 11; }
+/* Large terms of alternating sign plus small ones: addition order changes the rounding. */
+static double dval(int rank, int i, int it) { return (rank % 2 ? 1.0 : -1.0) * 1e15 * (1 + i % 3) + 0.1 * (rank + 1) * (i + it + 1); }
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* Every rank must hold the same bits. */
+static void check_identical(const void *buf, size_t bytes, const char *what)
+{
+    uint64_t h = hash_bytes(buf, bytes), hmin, hmax;
+    MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    TL_CHECK(hmin == hmax, "%s %s: ranks hold different bits", alg_label, what);
+}
+
+static plancoll_plan plan_or_fail(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, unsigned flags, const char *what)
+{
+    plancoll_plan p = NULL;
+    int rc = plancoll_plan_allreduce(s, r, n, t, op, MPI_COMM_WORLD, flags, &p);
+    TL_CHECK(rc == PLANCOLL_SUCCESS, "%s %s: plan failed %d (%s): %s", alg_label, what, rc, plancoll_strerror(rc),
+             plancoll_error_detail());
+    return rc == PLANCOLL_SUCCESS ? p : NULL;
+}
+
+/* ---- doubles with SUM: tolerance and bit identity; in place on some ranks ---- */
+static void test_double_sum(int n, unsigned flags, int in_place_mode)
+{
+    double *s = malloc(sizeof(double) * (n + 1)), *r = malloc(sizeof(double) * (n + 1));
+    bool in_place = in_place_mode == 2 || (in_place_mode == 1 && tl_rank % 2 == 1);
+    plancoll_plan p = plan_or_fail(in_place ? MPI_IN_PLACE : s, r, n, MPI_DOUBLE, MPI_SUM, flags, "double sum");
+    for (int it = 0; p && it < 3; it++) {
+        for (int i = 0; i < n; i++) (in_place ? r : s)[i] = dval(tl_rank, i, it);
+        TL_OK(plancoll_execute(p));
+        int bad = 0;
+        for (int i = 0; i < n; i++) {
+            long double exact = 0, mag = 0;
+            for (int q = 0; q < tl_size; q++) {
+                exact += dval(q, i, it);
+                mag += fabsl((long double)dval(q, i, it));
+            }
+            /* Any summation order of P terms is within (P-1) eps sum|x| of the exact sum. */
+            long double tol = (tl_size - 1) * 1.2e-16L * mag;
+            if (fabsl(r[i] - exact) > tol && bad++ < 3)
+                TL_CHECK(0, "%s double sum n=%d it=%d in_place=%d: r[%d]=%.17g exact %.17Lg", alg_label, n, it,
+                         in_place_mode, i, r[i], exact);
+        }
+        TL_CHECK(bad == 0, "%s double sum n=%d: %d elements out of tolerance", alg_label, n, bad);
+        check_identical(r, sizeof(double) * (size_t)n, "double sum");
+    }
+    if (p) TL_OK(plancoll_destroy_plan(&p));
+    free(s);
+    free(r);
+}
+
+/* ---- integer ops on several integer types ---- */
+#define INT_OP_CASE(T, MPIT, opname, OP, init, fold)                                                    \
+    static void test_##opname##_##T(int n, unsigned flags)                                               \
+    {                                                                                                    \
+        T *s = malloc(sizeof(T) * (n + 1)), *r = malloc(sizeof(T) * (n + 1));                            \
+        plancoll_plan p = plan_or_fail(s, r, n, MPIT, OP, flags, #opname " " #T);                       \
+        for (int it = 0; p && it < 3; it++) {                                                            \
+            for (int i = 0; i < n; i++) s[i] = (T)(init(tl_rank, i, it));                                \
+            TL_OK(plancoll_execute(p));                                                                  \
+            int bad = 0;                                                                                 \
+            for (int i = 0; i < n; i++) {                                                                \
+                T e = (T)(init(0, i, it));                                                               \
+                for (int q = 1; q < tl_size; q++) {                                                      \
+                    T x = (T)(init(q, i, it));                                                           \
+                    e = (T)(fold);                                                                       \
+                }                                                                                        \
+                if (r[i] != e && bad++ < 3)                                                              \
+                    TL_CHECK(0, "%s %s %s n=%d it=%d: r[%d]=%lld expected %lld", alg_label, #opname, #T, n, it, \
+                             i, (long long)r[i], (long long)e);                                          \
+            }                                                                                            \
+            TL_CHECK(bad == 0, "%s %s %s n=%d: %d wrong", alg_label, #opname, #T, n, bad);               \
+        }                                                                                                \
+        if (p) TL_OK(plancoll_destroy_plan(&p));                                                         \
+        free(s);                                                                                         \
+        free(r);                                                                                         \
+    }
+
+#define SMALL(q, i, it) ival(q, i, it)
+#define TWOS(q, i, it) (((q) + (i) + (it)) % 3 == 0 ? 2 : 1)
+#define BITS(q, i, it) ((unsigned)(0x9e3779b9u * (unsigned)((q) + 1) + (unsigned)(i) * 2654435761u + (unsigned)(it)))
+#define BOOLS(q, i, it) (((q) * 3 + (i) + (it)) % 4 == 0 ? 0 : ((q) + (i)) % 5)
+typedef long long llong;
+typedef unsigned char uchar;
+
+INT_OP_CASE(int, MPI_INT, sum, MPI_SUM, SMALL, (unsigned)e + (unsigned)x)
+INT_OP_CASE(llong, MPI_LONG_LONG, sum, MPI_SUM, SMALL, e + x)
+INT_OP_CASE(unsigned, MPI_UNSIGNED, sum, MPI_SUM, BITS, e + x)
+INT_OP_CASE(int, MPI_INT, prod, MPI_PROD, TWOS, e * x)
+INT_OP_CASE(int, MPI_INT, max, MPI_MAX, SMALL, e > x ? e : x)
+INT_OP_CASE(int, MPI_INT, min, MPI_MIN, SMALL, e < x ? e : x)
+INT_OP_CASE(int, MPI_INT, land, MPI_LAND, BOOLS, e && x)
+INT_OP_CASE(int, MPI_INT, lor, MPI_LOR, BOOLS, e || x)
+INT_OP_CASE(int, MPI_INT, lxor, MPI_LXOR, BOOLS, !e != !x)
+INT_OP_CASE(unsigned, MPI_UNSIGNED, band, MPI_BAND, BITS, e & x)
+INT_OP_CASE(unsigned, MPI_UNSIGNED, bor, MPI_BOR, BITS, e | x)
+INT_OP_CASE(unsigned, MPI_UNSIGNED, bxor, MPI_BXOR, BITS, e ^ x)
+INT_OP_CASE(uchar, MPI_BYTE, bxor, MPI_BXOR, BITS, e ^ x)
+INT_OP_CASE(short, MPI_SHORT, max, MPI_MAX, SMALL, e > x ? e : x)
+
+static void test_float_max_min(int n, unsigned flags)
+{
+    float *s = malloc(sizeof(float) * (n + 1)), *r = malloc(sizeof(float) * (n + 1));
+    for (int k = 0; k < 2; k++) {
+        MPI_Op op = k ? MPI_MIN : MPI_MAX;
+        plancoll_plan p = plan_or_fail(s, r, n, MPI_FLOAT, op, flags, "float max/min");
+        for (int it = 0; p && it < 3; it++) {
+            for (int i = 0; i < n; i++) s[i] = (float)ival(tl_rank, i, it) * 0.5f;
+            TL_OK(plancoll_execute(p));
+            for (int i = 0; i < n; i++) {
+                float e = (float)ival(0, i, it) * 0.5f;
+                for (int q = 1; q < tl_size; q++) {
+                    float x = (float)ival(q, i, it) * 0.5f;
+                    e = k ? (x < e ? x : e) : (x > e ? x : e);
+                }
+                if (r[i] != e) {
+                    TL_CHECK(0, "%s float %s n=%d: r[%d]=%g expected %g", alg_label, k ? "min" : "max", n, i, r[i], e);
+                    break;
+                }
+            }
+        }
+        if (p) TL_OK(plancoll_destroy_plan(&p));
+    }
+    free(s);
+    free(r);
+}
+
+static void test_complex_sum(int n, unsigned flags)
+{
+    double complex *s = malloc(sizeof(double complex) * (n + 1)), *r = malloc(sizeof(double complex) * (n + 1));
+    plancoll_plan p = plan_or_fail(s, r, n, MPI_C_DOUBLE_COMPLEX, MPI_SUM, flags, "complex sum");
+    for (int it = 0; p && it < 3; it++) {
+        for (int i = 0; i < n; i++) s[i] = ival(tl_rank, i, it) + I * ival(tl_rank, i + 1, it);
+        TL_OK(plancoll_execute(p));
+        for (int i = 0; i < n; i++) {
+            double re = 0, im = 0;
+            for (int q = 0; q < tl_size; q++) {
+                re += ival(q, i, it);
+                im += ival(q, i + 1, it);
+            }
+            if (creal(r[i]) != re || cimag(r[i]) != im) {
+                TL_CHECK(0, "%s complex sum n=%d it=%d: r[%d]=(%g,%g) expected (%g,%g)", alg_label, n, it, i,
+                         creal(r[i]), cimag(r[i]), re, im);
+                break;
+            }
+        }
+        check_identical(r, sizeof(double complex) * (size_t)n, "complex sum");
+    }
+    if (p) TL_OK(plancoll_destroy_plan(&p));
+    free(s);
+    free(r);
+}
+
+/* ---- MAXLOC / MINLOC on MPI_DOUBLE_INT ---- */
+struct dint {
+    double v;
+    int loc;
+};
+static void test_maxloc(int n, unsigned flags)
+{
+    struct dint *s = malloc(sizeof(struct dint) * (n + 1)), *r = malloc(sizeof(struct dint) * (n + 1));
+    for (int k = 0; k < 2; k++) {
+        MPI_Op op = k ? MPI_MINLOC : MPI_MAXLOC;
+        plancoll_plan p = plan_or_fail(s, r, n, MPI_DOUBLE_INT, op, flags, "maxloc");
+        for (int it = 0; p && it < 3; it++) {
+            for (int i = 0; i < n; i++) {
+                s[i].v = (double)(ival(tl_rank, i, it) / 3); /* ties happen: the lowest index must win */
+                s[i].loc = tl_rank;
+            }
+            TL_OK(plancoll_execute(p));
+            for (int i = 0; i < n; i++) {
+                double best = ival(0, i, it) / 3;
+                int loc = 0;
+                for (int q = 1; q < tl_size; q++) {
+                    double v = ival(q, i, it) / 3;
+                    if (k ? v < best : v > best) {
+                        best = v;
+                        loc = q;
+                    }
+                }
+                if (r[i].v != best || r[i].loc != loc) {
+                    TL_CHECK(0, "%s %s n=%d it=%d: r[%d]=(%g,%d) expected (%g,%d)", alg_label, k ? "minloc" : "maxloc",
+                             n, it, i, r[i].v, r[i].loc, best, loc);
+                    break;
+                }
+            }
+        }
+        if (p) TL_OK(plancoll_destroy_plan(&p));
+    }
+    free(s);
+    free(r);
+}
+
+/* ---- user ops on a contiguous derived type: 2x2 matrix product mod 2^32 (non-commutative), and a
+ * commutative componentwise sum ---- */
+typedef struct {
+    uint32_t a, b, c, d;
+} mat2;
+static mat2 mat_mul(mat2 x, mat2 y)
+{
+    mat2 z = {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
+    return z;
+}
+/* MPI convention: inout = in op inout, in coming from the lower ranks. */
+static void mat_op(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    mat2 *x = in, *y = inout;
+    for (int i = 0; i < *len; i++) y[i] = mat_mul(x[i], y[i]);
+}
+static void vec_add(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    uint32_t *x = in, *y = inout;
+    for (int i = 0; i < 4 * *len; i++) y[i] += x[i];
+}
+static mat2 mat_val(int q, int i, int it)
+{
+    mat2 m = {(uint32_t)(q + 1), (uint32_t)(i + it + 1), (uint32_t)(q * 3 + 2), (uint32_t)(q + i + 5)};
+    return m;
+}
+
+static void test_user_ops(int n, unsigned flags, const char *forced)
+{
+    MPI_Datatype t;
+    MPI_Type_contiguous(4, MPI_UINT32_T, &t);
+    MPI_Type_commit(&t);
+    for (int commute = 0; commute < 2; commute++) {
+        MPI_Op op;
+        MPI_Op_create(commute ? vec_add : mat_op, commute, &op);
+        mat2 *s = malloc(sizeof(mat2) * (n + 1)), *r = malloc(sizeof(mat2) * (n + 1));
+        plancoll_plan p = NULL;
+        int rc = plancoll_plan_allreduce(s, r, n, t, op, MPI_COMM_WORLD, flags, &p);
+        if (!commute && forced && strcmp(forced, "allreduce.rabenseifner") == 0) {
+            TL_CHECK(rc == PLANCOLL_ERR_INAPPLICABLE, "rabenseifner forced on a non-commutative op: got %d, expected INAPPLICABLE", rc);
+        } else {
+            TL_CHECK(rc == PLANCOLL_SUCCESS, "%s user op commute=%d n=%d: plan failed %d: %s", alg_label, commute, n, rc,
+                     plancoll_error_detail());
+        }
+        MPI_Type_free(&t); /* the plan keeps its own duplicate */
+        MPI_Type_contiguous(4, MPI_UINT32_T, &t);
+        MPI_Type_commit(&t);
+        for (int it = 0; rc == PLANCOLL_SUCCESS && it < 3; it++) {
+            for (int i = 0; i < n; i++) s[i] = mat_val(tl_rank, i, it);
+            TL_OK(plancoll_execute(p));
+            for (int i = 0; i < n; i++) {
+                mat2 e = mat_val(0, i, it);
+                for (int q = 1; q < tl_size; q++) {
+                    mat2 x = mat_val(q, i, it);
+                    if (commute) {
+                        e.a += x.a, e.b += x.b, e.c += x.c, e.d += x.d;
+                    } else {
+                        e = mat_mul(e, x);
+                    }
+                }
+                if (memcmp(&r[i], &e, sizeof e) != 0) {
+                    TL_CHECK(0, "%s user op commute=%d n=%d it=%d: element %d wrong (rank order lost?)", alg_label,
+                             commute, n, it, i);
+                    break;
+                }
+            }
+        }
+        if (p) TL_OK(plancoll_destroy_plan(&p));
+        MPI_Op_free(&op);
+        free(s);
+        free(r);
+    }
+    MPI_Type_free(&t);
+}
+
+/* ---- execute_buffers and in-place execute_buffers ---- */
+static void test_execute_buffers(int n, unsigned flags)
+{
+    int *s1 = calloc((size_t)n + 1, sizeof(int)), *r1 = malloc(sizeof(int) * (n + 1));
+    int *s2 = malloc(sizeof(int) * (n + 1)), *r2 = malloc(sizeof(int) * (n + 1));
+    for (int i = 0; i < n; i++) r1[i] = -7;
+    plancoll_plan p = plan_or_fail(s1, r1, n, MPI_INT, MPI_SUM, flags, "execute_buffers");
+    for (int it = 0; p && it < 3; it++) {
+        for (int i = 0; i < n; i++) s2[i] = ival(tl_rank, i, it);
+        TL_OK(plancoll_execute_buffers(p, s2, r2));
+        for (int i = 0; i < n; i++) {
+            int e = 0;
+            for (int q = 0; q < tl_size; q++) e += ival(q, i, it);
+            if (r2[i] != e || r1[i] != -7) {
+                TL_CHECK(0, "%s execute_buffers n=%d it=%d: r2[%d]=%d expected %d, r1 %s", alg_label, n, it, i, r2[i],
+                         e, r1[i] == -7 ? "untouched" : "WRITTEN");
+                break;
+            }
+        }
+    }
+    if (p) TL_OK(plancoll_destroy_plan(&p));
+    /* in place */
+    p = plan_or_fail(MPI_IN_PLACE, r1, n, MPI_INT, MPI_SUM, flags, "execute_buffers in place");
+    for (int it = 0; p && it < 3; it++) {
+        for (int i = 0; i < n; i++) r2[i] = ival(tl_rank, i, it + 10);
+        TL_OK(plancoll_execute_buffers(p, MPI_IN_PLACE, r2));
+        for (int i = 0; i < n; i++) {
+            int e = 0;
+            for (int q = 0; q < tl_size; q++) e += ival(q, i, it + 10);
+            if (r2[i] != e) {
+                TL_CHECK(0, "%s execute_buffers in place n=%d it=%d: r2[%d]=%d expected %d", alg_label, n, it, i, r2[i], e);
+                break;
+            }
+        }
+    }
+    if (p) TL_OK(plancoll_destroy_plan(&p));
+    free(s1);
+    free(r1);
+    free(s2);
+    free(r2);
+}
+
+static void run_all(const char *forced, unsigned flags)
+{
+    /* 0, 1, smaller than P, odd, larger */
+    static const int counts[] = {0, 1, 3, 7, 1000};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        int n = counts[k];
+        for (int mode = 0; mode < 3; mode++) test_double_sum(n, flags, mode);
+        test_user_ops(n, flags, forced);
+        test_execute_buffers(n, flags);
+        if (n == 1 || n == 7) continue; /* the op x type matrix runs at 0, 3 and 1000 */
+        test_sum_int(n, flags);
+        test_sum_llong(n, flags);
+        test_sum_unsigned(n, flags);
+        test_prod_int(n, flags);
+        test_max_int(n, flags);
+        test_min_int(n, flags);
+        test_land_int(n, flags);
+        test_lor_int(n, flags);
+        test_lxor_int(n, flags);
+        test_band_unsigned(n, flags);
+        test_bor_unsigned(n, flags);
+        test_bxor_unsigned(n, flags);
+        test_bxor_uchar(n, flags);
+        test_max_short(n, flags);
+        test_float_max_min(n, flags);
+        test_complex_sum(n, flags);
+        test_maxloc(n, flags);
+    }
+    /* 1 MiB vectors */
+    test_double_sum(131072, flags, 0);
+    test_double_sum(131072, flags, 1);
+}
+
+int main(int argc, char **argv)
+{
+    tl_init(&argc, &argv, "allreduce");
+    const char *names[32];
+    int n = tl_algorithms("allreduce", names, 32);
+    TL_CHECK(n >= 3, "expected at least 3 allreduce algorithms, registry has %d", n);
+    for (int a = 0; a < n; a++) {
+        alg_label = names[a];
+        tl_force(names[a]);
+        run_all(names[a], PLANCOLL_ESTIMATE);
+    }
+    tl_force(NULL);
+    alg_label = "planner(estimate)";
+    run_all(NULL, PLANCOLL_ESTIMATE);
+    alg_label = "planner(measure)";
+    test_double_sum(1000, PLANCOLL_MEASURE, 1);
+    test_user_ops(7, PLANCOLL_MEASURE, NULL);
+    return tl_finish();
+}

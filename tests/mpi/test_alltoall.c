@@ -1,0 +1,810 @@
+/* test_alltoall: correctness of every registered alltoall algorithm, in one mpiexec run.
+ *
+ * Each algorithm is forced in turn (PLANCOLL_ALGORITHM), then the planner chooses freely once under
+ * PLANCOLL_ESTIMATE and once under PLANCOLL_MEASURE. Every run goes through the case table below (sizes 0,
+ * 1, odd, medium and 1 MiB of receive buffer per rank; predefined, derived contiguous, derived
+ * non-contiguous and mismatched-but-compatible datatypes; MPI_IN_PLACE) on MPI_COMM_WORLD, and a subset on a
+ * parity split and on a reversed-order communicator. Each case:
+ *   - fills the buffers, plans, and checks that planning touched neither buffer (derived types are freed
+ *     right after planning: the plan keeps its own);
+ *   - executes three times in a row with new data each time, checking every element exactly;
+ *   - executes on a second pair of buffers (plancoll_execute_buffers) and checks that the first pair is
+ *     untouched, then once more on the first pair and checks that the second pair is untouched;
+ *   - checks after every execution that the send buffer is unchanged and that the receive buffer's bytes
+ *     outside the received data (guards before and after, holes of non-contiguous types) keep a sentinel.
+ * Finally, plans of every algorithm (and one on a sub-communicator) are kept alive at once and executed
+ * interleaved.
+ *
+ * Data: word k of the block rank s sends rank d at execution `iter` is a hash of (case, s, d, k, iter), a
+ * word being the base unit of the datatype (1 byte, a 4-byte int or an 8-byte double). Expected values are
+ * computed from that formula, never with MPI.
+ *
+ * The datatype/buffer/check engine (everything above "alltoall cases") is the same text in test_alltoallv.c;
+ * keep the two in step. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+#define COLL "alltoall"
+
+_Static_assert(sizeof(int) == 4 && sizeof(double) == 8, "the layouts below assume 4-byte int, 8-byte double");
+
+enum { GUARD = 64, MAX_REPORTS = 3, MAX_ALGS = 32 };
+#define RECV_SENTINEL 0xCBu /* every receive-buffer byte outside received data */
+#define SEND_POISON 0x5Au   /* every send-buffer byte outside sent data */
+
+/* ================================================================================================ */
+/* Datatypes: where the data bytes of one element sit                                               */
+/* ================================================================================================ */
+
+enum tkind { T_BYTE, T_INT, T_DOUBLE, T_COMPLEX, T_CONTIG3, T_VECTOR, T_NKINDS };
+
+struct tdesc {
+    const char *name;
+    int size;   /* data bytes per element */
+    int extent; /* bytes from one element to the next */
+    int nseg;   /* the data bytes of an element: nseg runs of seg_len[i] bytes at seg_off[i] */
+    int seg_off[2], seg_len[2];
+};
+
+static const struct tdesc tdescs[T_NKINDS] = {
+    [T_BYTE] = {"MPI_BYTE", 1, 1, 1, {0, 0}, {1, 0}},
+    [T_INT] = {"MPI_INT", 4, 4, 1, {0, 0}, {4, 0}},
+    [T_DOUBLE] = {"MPI_DOUBLE", 8, 8, 1, {0, 0}, {8, 0}},
+    [T_COMPLEX] = {"MPI_C_DOUBLE_COMPLEX", 16, 16, 1, {0, 0}, {16, 0}},
+    [T_CONTIG3] = {"contiguous(3,MPI_INT)", 12, 12, 1, {0, 0}, {12, 0}},
+    /* ints at bytes 0 and 8, holes at 4..7 and 12..15 */
+    [T_VECTOR] = {"vector(2,1,2,MPI_INT) resized to 16 B", 8, 16, 2, {0, 8}, {4, 4}},
+};
+
+static bool tkind_derived(enum tkind k) { return k == T_CONTIG3 || k == T_VECTOR; }
+
+static MPI_Datatype type_create(enum tkind k)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL, v;
+    switch (k) {
+    case T_BYTE: return MPI_BYTE;
+    case T_INT: return MPI_INT;
+    case T_DOUBLE: return MPI_DOUBLE;
+    case T_COMPLEX: return MPI_C_DOUBLE_COMPLEX;
+    case T_CONTIG3:
+        MPI_Type_contiguous(3, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        return t;
+    case T_VECTOR:
+        MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+        MPI_Type_create_resized(v, 0, 16, &t);
+        MPI_Type_free(&v);
+        MPI_Type_commit(&t);
+        return t;
+    default: return t;
+    }
+}
+
+static void type_release(enum tkind k, MPI_Datatype *t)
+{
+    if (tkind_derived(k) && *t != MPI_DATATYPE_NULL) MPI_Type_free(t);
+    *t = MPI_DATATYPE_NULL;
+}
+
+/* The descriptions above must be what MPI builds. */
+static void check_tdescs(void)
+{
+    for (int k = 0; k < T_NKINDS; k++) {
+        MPI_Datatype t = type_create((enum tkind)k);
+        int size = -1;
+        MPI_Aint lb = -1, extent = -1;
+        MPI_Type_size(t, &size);
+        MPI_Type_get_extent(t, &lb, &extent);
+        TL_CHECK(size == tdescs[k].size && lb == 0 && extent == tdescs[k].extent,
+                 "datatype %s: MPI says size %d lb %ld extent %ld, the test assumes %d, 0, %d", tdescs[k].name, size,
+                 (long)lb, (long)extent, tdescs[k].size, tdescs[k].extent);
+        type_release((enum tkind)k, &t);
+    }
+}
+
+/* A send type and a receive type of the same signature, and the word (1, 4 or 8 bytes) the data is made of. */
+struct dpair {
+    const char *name;
+    enum tkind send, recv;
+    int word;
+};
+
+enum { D_BYTE, D_INT, D_DOUBLE, D_COMPLEX, D_CONTIG3, D_VECTOR, D_BYTES_TO_INTS, D_NPAIRS };
+static const struct dpair dpairs[D_NPAIRS] = {
+    [D_BYTE] = {"MPI_BYTE", T_BYTE, T_BYTE, 1},
+    [D_INT] = {"MPI_INT", T_INT, T_INT, 4},
+    [D_DOUBLE] = {"MPI_DOUBLE", T_DOUBLE, T_DOUBLE, 8},
+    [D_COMPLEX] = {"MPI_C_DOUBLE_COMPLEX", T_COMPLEX, T_COMPLEX, 8},
+    [D_CONTIG3] = {"contiguous(3,MPI_INT)", T_CONTIG3, T_CONTIG3, 4},
+    [D_VECTOR] = {"vector(2,1,2,MPI_INT)-resized", T_VECTOR, T_VECTOR, 4},
+    [D_BYTES_TO_INTS] = {"MPI_BYTE->MPI_INT", T_BYTE, T_INT, 4},
+};
+
+/* Copies the data bytes of count elements of layout t between a typed buffer and a dense stream. */
+static void scatter(const struct tdesc *t, unsigned char *buf, const unsigned char *stream, size_t count)
+{
+    if (t->nseg == 1 && t->seg_len[0] == t->extent) {
+        memcpy(buf, stream, count * (size_t)t->size);
+        return;
+    }
+    for (size_t e = 0; e < count; e++)
+        for (int i = 0; i < t->nseg; i++) {
+            memcpy(buf + e * (size_t)t->extent + (size_t)t->seg_off[i], stream, (size_t)t->seg_len[i]);
+            stream += t->seg_len[i];
+        }
+}
+
+static void gather(const struct tdesc *t, const unsigned char *buf, unsigned char *stream, size_t count)
+{
+    if (t->nseg == 1 && t->seg_len[0] == t->extent) {
+        memcpy(stream, buf, count * (size_t)t->size);
+        return;
+    }
+    for (size_t e = 0; e < count; e++)
+        for (int i = 0; i < t->nseg; i++) {
+            memcpy(stream, buf + e * (size_t)t->extent + (size_t)t->seg_off[i], (size_t)t->seg_len[i]);
+            stream += t->seg_len[i];
+        }
+}
+
+/* Marks in mask the data bytes of count elements at byte offset `at`. */
+static void mark(const struct tdesc *t, unsigned char *mask, size_t at, size_t count)
+{
+    for (size_t e = 0; e < count; e++)
+        for (int i = 0; i < t->nseg; i++)
+            memset(mask + at + e * (size_t)t->extent + (size_t)t->seg_off[i], 1, (size_t)t->seg_len[i]);
+}
+
+/* ================================================================================================ */
+/* The data pattern                                                                                 */
+/* ================================================================================================ */
+
+#define GOLDEN UINT64_C(0x9E3779B97F4A7C15)
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* The seed of the block src sends dst at execution iter of the case with this salt. */
+static uint64_t block_seed(uint64_t salt, int src, int dst, int iter)
+{
+    uint64_t h = mix64(salt + GOLDEN);
+    h = mix64(h ^ ((uint64_t)(uint32_t)src << 32 | (uint32_t)dst));
+    return mix64(h + (uint64_t)(uint32_t)iter * GOLDEN);
+}
+
+/* Word k of a block: a byte, an int, or an exactly representable double (never a NaN). */
+static void put_word(unsigned char *p, int word, uint64_t seed, size_t k)
+{
+    uint64_t h = mix64(seed + (uint64_t)(k + 1) * GOLDEN);
+    if (word == 1) {
+        p[0] = (unsigned char)h;
+    } else if (word == 4) {
+        int32_t v = (int32_t)(uint32_t)h;
+        memcpy(p, &v, 4);
+    } else {
+        double v = (double)(h >> 11) * 0x1p-8;
+        if (h & 1) v = -v;
+        memcpy(p, &v, 8);
+    }
+}
+
+static void gen_stream(unsigned char *out, size_t nbytes, int word, uint64_t seed)
+{
+    for (size_t k = 0; k * (size_t)word < nbytes; k++) put_word(out + k * (size_t)word, word, seed, k);
+}
+
+static void format_word(char *buf, size_t len, const unsigned char *p, int word)
+{
+    if (word == 1) {
+        snprintf(buf, len, "0x%02x", p[0]);
+    } else if (word == 4) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        snprintf(buf, len, "%d (0x%08x)", v, (unsigned)v);
+    } else {
+        double v;
+        uint64_t bits;
+        memcpy(&v, p, 8);
+        memcpy(&bits, p, 8);
+        snprintf(buf, len, "%.17g (0x%016llx)", v, (unsigned long long)bits);
+    }
+}
+
+/* ================================================================================================ */
+/* Buffers with guards                                                                              */
+/* ================================================================================================ */
+
+struct xbuf {
+    unsigned char *raw;  /* GUARD + span + GUARD bytes */
+    unsigned char *base; /* raw + GUARD: what the collective sees */
+    unsigned char *mask; /* [span]: 1 where data lives (received or sent) */
+    unsigned char *snap; /* a copy of raw, for "unchanged" checks */
+    size_t span;
+    unsigned char fill;  /* the byte outside data */
+};
+
+static size_t xbuf_len(const struct xbuf *b) { return b->span + 2 * GUARD; }
+
+static void xbuf_alloc(struct xbuf *b, size_t span, unsigned char fill)
+{
+    b->span = span;
+    b->fill = fill;
+    b->raw = malloc(xbuf_len(b));
+    b->snap = malloc(xbuf_len(b));
+    b->mask = calloc(span ? span : 1, 1);
+    if (!b->raw || !b->snap || !b->mask) {
+        fprintf(stderr, "[rank %d] out of memory (%zu bytes)\n", tl_rank, span);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(b->raw, fill, xbuf_len(b));
+    b->base = b->raw + GUARD;
+}
+
+static void xbuf_free(struct xbuf *b)
+{
+    free(b->raw);
+    free(b->snap);
+    free(b->mask);
+    memset(b, 0, sizeof *b);
+}
+
+static void xbuf_snapshot(struct xbuf *b)
+{
+    if (b->raw) memcpy(b->snap, b->raw, xbuf_len(b));
+}
+
+/* Offset from base of the first byte that differs from the snapshot, or INT64_MIN; *n counts them. */
+static int64_t xbuf_first_change(const struct xbuf *b, size_t *n)
+{
+    *n = 0;
+    if (!b->raw || memcmp(b->raw, b->snap, xbuf_len(b)) == 0) return INT64_MIN;
+    int64_t first = INT64_MIN;
+    for (size_t i = 0; i < xbuf_len(b); i++)
+        if (b->raw[i] != b->snap[i]) {
+            if (first == INT64_MIN) first = (int64_t)i - GUARD;
+            (*n)++;
+        }
+    return first;
+}
+
+/* Offset from base of the first non-data byte that lost its fill, or INT64_MIN; *n counts them. */
+static int64_t xbuf_first_bad_fill(const struct xbuf *b, size_t *n)
+{
+    *n = 0;
+    int64_t first = INT64_MIN;
+    for (size_t i = 0; i < xbuf_len(b); i++) {
+        bool data = i >= GUARD && i < GUARD + b->span && b->mask[i - GUARD];
+        if (!data && b->raw[i] != b->fill) {
+            if (first == INT64_MIN) first = (int64_t)i - GUARD;
+            (*n)++;
+        }
+    }
+    return first;
+}
+
+static const char *region_name(const struct xbuf *b, int64_t off)
+{
+    if (off < 0) return "guard before the buffer";
+    if ((size_t)off >= b->span) return "guard after the buffer";
+    return "gap or datatype hole inside the buffer";
+}
+
+/* ================================================================================================ */
+/* A planned case: geometry, buffers, plan, and its checks                                          */
+/* ================================================================================================ */
+
+/* One rank's view of the exchange, in the plan's communicator. Counts and displacements in elements. */
+struct geom {
+    int P, me;
+    const struct dpair *dt;
+    const struct tdesc *st, *rt;
+    bool in_place;
+    int *scount, *sdispl; /* [P], send type; unused in place */
+    int *rcount, *rdispl; /* [P], receive type */
+    size_t sspan, rspan;  /* bytes the buffers must span */
+};
+
+static void geom_alloc(struct geom *g, MPI_Comm comm, int dpair, bool in_place)
+{
+    memset(g, 0, sizeof *g);
+    MPI_Comm_size(comm, &g->P);
+    MPI_Comm_rank(comm, &g->me);
+    g->dt = &dpairs[dpair];
+    g->st = &tdescs[g->dt->send];
+    g->rt = &tdescs[g->dt->recv];
+    g->in_place = in_place;
+    g->scount = calloc((size_t)g->P, sizeof(int));
+    g->sdispl = calloc((size_t)g->P, sizeof(int));
+    g->rcount = calloc((size_t)g->P, sizeof(int));
+    g->rdispl = calloc((size_t)g->P, sizeof(int));
+}
+
+static void geom_spans(struct geom *g, int trailing_elems)
+{
+    g->sspan = g->rspan = 0;
+    for (int j = 0; j < g->P; j++) {
+        size_t s = ((size_t)g->sdispl[j] + (size_t)g->scount[j]) * (size_t)g->st->extent;
+        size_t r = ((size_t)g->rdispl[j] + (size_t)g->rcount[j]) * (size_t)g->rt->extent;
+        if (g->scount[j] && s > g->sspan) g->sspan = s;
+        if (g->rcount[j] && r > g->rspan) g->rspan = r;
+    }
+    g->sspan += (size_t)trailing_elems * (size_t)g->st->extent;
+    g->rspan += (size_t)trailing_elems * (size_t)g->rt->extent;
+}
+
+static void geom_free(struct geom *g)
+{
+    free(g->scount);
+    free(g->sdispl);
+    free(g->rcount);
+    free(g->rdispl);
+}
+
+struct inst {
+    const char *alg;   /* the run: forced algorithm or "auto-..." */
+    char name[96];     /* the case */
+    const char *comm_name;
+    MPI_Comm comm;
+    uint64_t salt;
+    struct geom g;
+    struct xbuf send[2], recv[2]; /* pair 0: planned buffers; pair 1: plancoll_execute_buffers */
+    unsigned char *exp, *got;     /* one block's data stream */
+    plancoll_plan plan;
+    int reported;
+    long failures;
+};
+
+static void inst_fail(struct inst *in, int iter, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void inst_fail(struct inst *in, int iter, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    in->failures++;
+    if (in->reported < MAX_REPORTS) {
+        in->reported++;
+        TL_CHECK(false, COLL " algorithm=%s case='%s' comm=%s(P=%d) iteration=%d: %s", in->alg, in->name,
+                 in->comm_name, in->g.P, iter, msg);
+    } else {
+        tl_checks++;
+        tl_failures++;
+    }
+}
+
+static void inst_pass(void) { tl_checks++; }
+
+/* Allocates both buffer pairs sized for g and marks where data lives. */
+static void inst_buffers(struct inst *in)
+{
+    const struct geom *g = &in->g;
+    size_t maxblock = 1;
+    for (int pair = 0; pair < 2; pair++) {
+        xbuf_alloc(&in->recv[pair], g->rspan, RECV_SENTINEL);
+        if (!g->in_place) xbuf_alloc(&in->send[pair], g->sspan, SEND_POISON);
+        for (int j = 0; j < g->P; j++) {
+            mark(g->rt, in->recv[pair].mask, (size_t)g->rdispl[j] * (size_t)g->rt->extent, (size_t)g->rcount[j]);
+            if (!g->in_place)
+                mark(g->st, in->send[pair].mask, (size_t)g->sdispl[j] * (size_t)g->st->extent, (size_t)g->scount[j]);
+        }
+    }
+    for (int j = 0; j < g->P; j++) {
+        size_t r = (size_t)g->rcount[j] * (size_t)g->rt->size, s = (size_t)g->scount[j] * (size_t)g->st->size;
+        if (r > maxblock) maxblock = r;
+        if (s > maxblock) maxblock = s;
+    }
+    in->exp = malloc(maxblock);
+    in->got = malloc(maxblock);
+}
+
+/* Writes the data of execution iter into pair: the send buffer, or the receive buffer in place. */
+static void inst_fill(struct inst *in, int pair, int iter)
+{
+    const struct geom *g = &in->g;
+    for (int d = 0; d < g->P; d++) {
+        const struct tdesc *t = g->in_place ? g->rt : g->st;
+        int count = g->in_place ? g->rcount[d] : g->scount[d];
+        int displ = g->in_place ? g->rdispl[d] : g->sdispl[d];
+        size_t nbytes = (size_t)count * (size_t)t->size;
+        gen_stream(in->exp, nbytes, g->dt->word, block_seed(in->salt, g->me, d, iter));
+        unsigned char *base = g->in_place ? in->recv[pair].base : in->send[pair].base;
+        scatter(t, base + (size_t)displ * (size_t)t->extent, in->exp, (size_t)count);
+    }
+    if (!g->in_place) xbuf_snapshot(&in->send[pair]);
+}
+
+/* Why a wrong word might be wrong: a hint for the failure message. */
+static void diagnose(const struct inst *in, int iter, int src, size_t k, const unsigned char *got, char *hint,
+                     size_t len)
+{
+    const struct geom *g = &in->g;
+    const int w = g->dt->word;
+    unsigned char cand[8];
+    hint[0] = '\0';
+    bool sentinel = true;
+    for (int i = 0; i < w; i++) sentinel = sentinel && got[i] == RECV_SENTINEL;
+    if (sentinel) {
+        snprintf(hint, len, " [sentinel bytes: never written]");
+        return;
+    }
+    for (int before = iter - 1; before >= 0; before--) {
+        put_word(cand, w, block_seed(in->salt, src, g->me, before), k);
+        if (memcmp(cand, got, (size_t)w) == 0) {
+            snprintf(hint, len, " [the value of execution %d: stale data]", before);
+            return;
+        }
+    }
+    put_word(cand, w, block_seed(in->salt, g->me, src, iter), k);
+    if (memcmp(cand, got, (size_t)w) == 0) {
+        snprintf(hint, len, " [this rank's own outgoing word for rank %d: not exchanged]", src);
+        return;
+    }
+    for (int s = 0; s < g->P; s++) {
+        if (s == src) continue;
+        put_word(cand, w, block_seed(in->salt, s, g->me, iter), k);
+        if (memcmp(cand, got, (size_t)w) == 0) {
+            snprintf(hint, len, " [the word rank %d sent: block from the wrong source]", s);
+            return;
+        }
+    }
+}
+
+/* Checks the receive buffer of pair after execution iter: every block exactly, then the sentinels. */
+static void inst_check_recv(struct inst *in, int pair, int iter, const char *how)
+{
+    const struct geom *g = &in->g;
+    const int w = g->dt->word;
+    const struct xbuf *rb = &in->recv[pair];
+    for (int s = 0; s < g->P; s++) {
+        size_t count = (size_t)g->rcount[s], nbytes = count * (size_t)g->rt->size;
+        gather(g->rt, rb->base + (size_t)g->rdispl[s] * (size_t)g->rt->extent, in->got, count);
+        gen_stream(in->exp, nbytes, w, block_seed(in->salt, s, g->me, iter));
+        if (memcmp(in->exp, in->got, nbytes) == 0) {
+            inst_pass();
+            continue;
+        }
+        size_t bad = 0, first = 0;
+        for (size_t k = 0; k * (size_t)w < nbytes; k++)
+            if (memcmp(in->exp + k * (size_t)w, in->got + k * (size_t)w, (size_t)w) != 0 && bad++ == 0) first = k;
+        char e[64], gotw[64], hint[96];
+        format_word(e, sizeof e, in->exp + first * (size_t)w, w);
+        format_word(gotw, sizeof gotw, in->got + first * (size_t)w, w);
+        diagnose(in, iter, s, first, in->got + first * (size_t)w, hint, sizeof hint);
+        size_t elem = first * (size_t)w / (size_t)g->rt->size;
+        inst_fail(in, iter,
+                  "%s: receive block from source %d (%zu elements of %s): %zu of %zu words wrong; first at element "
+                  "%zu (word %zu): expected %s, got %s%s",
+                  how, s, count, g->rt->name, bad, nbytes / (size_t)w, elem, first, e, gotw, hint);
+    }
+    size_t n;
+    int64_t off = xbuf_first_bad_fill(rb, &n);
+    if (off == INT64_MIN)
+        inst_pass();
+    else
+        inst_fail(in, iter,
+                  "%s: receive buffer byte at offset %lld (%s) is 0x%02x, not the sentinel 0x%02x (%zu bytes "
+                  "outside the received data were written)",
+                  how, (long long)off, region_name(rb, off), rb->base[off], RECV_SENTINEL, n);
+}
+
+/* Checks that a buffer equals its snapshot. */
+static void inst_check_unchanged(struct inst *in, const struct xbuf *b, int iter, const char *what, const char *how)
+{
+    if (!b->raw) return;
+    size_t n;
+    int64_t off = xbuf_first_change(b, &n);
+    if (off == INT64_MIN)
+        inst_pass();
+    else
+        inst_fail(in, iter, "%s: %s changed: byte at offset %lld (%s) is 0x%02x, was 0x%02x (%zu bytes differ)", how,
+                  what, (long long)off, region_name(b, off), b->base[off], b->snap[off + GUARD], n);
+}
+
+/* Agrees on a plancoll return code across comm: true when every rank got the same one. */
+static bool same_everywhere(MPI_Comm comm, int rc)
+{
+    int v[2] = {rc, -rc}, m[2];
+    MPI_Allreduce(v, m, 2, MPI_INT, MPI_MAX, comm);
+    return m[0] == rc && -m[1] == rc;
+}
+
+/* Executes the plan on pair (0: plancoll_execute, 1: plancoll_execute_buffers) and checks everything. */
+static void inst_run(struct inst *in, int pair, int iter)
+{
+    const char *how = pair == 0 ? "plancoll_execute" : "plancoll_execute_buffers (second buffer pair)";
+    int other = 1 - pair;
+    inst_fill(in, pair, iter);
+    xbuf_snapshot(&in->recv[other]);
+    xbuf_snapshot(&in->send[other]);
+    int rc = pair == 0 ? plancoll_execute(in->plan)
+                       : plancoll_execute_buffers(in->plan, in->g.in_place ? MPI_IN_PLACE : in->send[1].base,
+                                                  in->recv[1].base);
+    if (rc != PLANCOLL_SUCCESS) {
+        inst_fail(in, iter, "%s returned %d (%s): %s", how, rc, plancoll_strerror(rc), plancoll_error_detail());
+        return;
+    }
+    inst_pass();
+    inst_check_recv(in, pair, iter, how);
+    inst_check_unchanged(in, &in->send[pair], iter, "the send buffer", how);
+    inst_check_unchanged(in, &in->recv[other], iter, pair == 0 ? "the second receive buffer" : "the planned receive buffer", how);
+    inst_check_unchanged(in, &in->send[other], iter, pair == 0 ? "the second send buffer" : "the planned send buffer", how);
+}
+
+/* The collective's plan call, with the instance's buffers and the given types (defined per program). */
+static int coll_plan(struct inst *in, MPI_Datatype stype, MPI_Datatype rtype, unsigned flags);
+
+/* Fills the planned buffers with execution 0's data and plans. Derived types are freed right after planning.
+ * With expect == PLANCOLL_SUCCESS: returns 1 when planned, 0 when skipped (the forced algorithm is
+ * inapplicable on every rank), -1 on failure. Otherwise planning must fail with code expect on every rank
+ * without touching the buffers; returns 0. */
+static int inst_plan(struct inst *in, unsigned flags, const char *forced, int expect)
+{
+    const struct geom *g = &in->g;
+    inst_fill(in, 0, 0);
+    xbuf_snapshot(&in->recv[0]);
+    MPI_Datatype rtype = type_create(g->dt->recv);
+    MPI_Datatype stype = g->in_place ? MPI_DATATYPE_NULL : g->dt->send == g->dt->recv ? rtype : type_create(g->dt->send);
+    int rc = coll_plan(in, stype, rtype, flags);
+    char detail[300];
+    snprintf(detail, sizeof detail, "%s", plancoll_error_detail());
+    /* The test's handles go right away: the plan must keep working on its own. */
+    if (stype != rtype) type_release(g->dt->send, &stype);
+    type_release(g->dt->recv, &rtype);
+
+    bool agreed = same_everywhere(in->comm, rc);
+    if (expect != PLANCOLL_SUCCESS) {
+        if (rc == expect) inst_pass();
+        else
+            inst_fail(in, 0, "planning must fail with %d (%s) on every rank, but returned %d (%s) here: %s", expect,
+                      plancoll_strerror(expect), rc, plancoll_strerror(rc), detail);
+        if (rc == expect) {
+            TL_CHECK(in->plan == NULL, "case '%s': a failed plan call left a non-NULL handle", in->name);
+            TL_CHECK(detail[0] != '\0', "case '%s': planning failed with code %d but without a detail message",
+                     in->name, rc);
+        }
+        inst_check_unchanged(in, &in->send[0], 0, "the send buffer", "failed planning");
+        inst_check_unchanged(in, &in->recv[0], 0, "the receive buffer", "failed planning");
+        if (rc == PLANCOLL_SUCCESS && agreed) TL_OK(plancoll_destroy_plan(&in->plan));
+        in->plan = NULL; /* otherwise leaked: destroying it on some ranks only could hang */
+        return 0;
+    }
+    if (rc == PLANCOLL_ERR_INAPPLICABLE && forced && agreed) {
+        if (g->me == 0) printf("note: %s is inapplicable to case '%s' on %s: %s\n", forced, in->name, in->comm_name, detail);
+        return 0;
+    }
+    if (!agreed) inst_fail(in, 0, "planning returned different codes on different ranks (here %d)", rc);
+    if (rc != PLANCOLL_SUCCESS) {
+        inst_fail(in, 0, "planning returned %d (%s): %s", rc, plancoll_strerror(rc), detail);
+        in->plan = NULL;
+        return -1;
+    }
+    if (!agreed) {
+        in->plan = NULL; /* executing would hang; leak the plan */
+        return -1;
+    }
+    inst_pass();
+    const char *chosen = plancoll_plan_algorithm(in->plan);
+    size_t prefix = strlen(COLL);
+    if (forced)
+        TL_CHECK(chosen && strcmp(chosen, forced) == 0, "case '%s': forced %s but the plan runs %s", in->name, forced,
+                 chosen ? chosen : "(null)");
+    else
+        TL_CHECK(chosen && strncmp(chosen, COLL, prefix) == 0 && chosen[prefix] == '.',
+                 "case '%s': the planner chose '%s', not an %s algorithm", in->name, chosen ? chosen : "(null)", COLL);
+    inst_check_unchanged(in, &in->send[0], 0, "the send buffer", "planning");
+    inst_check_unchanged(in, &in->recv[0], 0, "the receive buffer", "planning");
+    return 1;
+}
+
+static void inst_destroy(struct inst *in)
+{
+    if (in->plan) {
+        TL_OK(plancoll_destroy_plan(&in->plan));
+        TL_CHECK(in->plan == NULL, "case '%s': plancoll_destroy_plan did not set the handle to NULL", in->name);
+    }
+    if (in->failures > MAX_REPORTS)
+        fprintf(stderr, "[rank %d] " COLL " algorithm=%s case='%s' comm=%s: %ld failures in all (%d shown)\n", tl_rank,
+                in->alg, in->name, in->comm_name, in->failures, MAX_REPORTS);
+    for (int pair = 0; pair < 2; pair++) {
+        xbuf_free(&in->send[pair]);
+        xbuf_free(&in->recv[pair]);
+    }
+    free(in->exp);
+    free(in->got);
+    geom_free(&in->g);
+}
+
+/* ================================================================================================ */
+/* alltoall cases                                                                                   */
+/* ================================================================================================ */
+
+static int coll_plan(struct inst *in, MPI_Datatype stype, MPI_Datatype rtype, unsigned flags)
+{
+    const struct geom *g = &in->g;
+    return plancoll_plan_alltoall(g->in_place ? MPI_IN_PLACE : (const void *)in->send[0].base, g->scount[0], stype,
+                                  in->recv[0].base, g->rcount[0], rtype, in->comm, flags, &in->plan);
+}
+
+#define BIG (-1) /* a block count giving at least 1 MiB of receive buffer per rank */
+
+struct a2a_case {
+    int dpair;
+    int count; /* receive elements per block, or BIG */
+    bool in_place;
+};
+
+static const struct a2a_case cases[] = {
+    {D_BYTE, 0, false},           {D_BYTE, 0, true},          {D_BYTE, 1, false},
+    {D_BYTE, 7, false},           {D_BYTE, 7, true},          {D_BYTE, 4099, false},
+    {D_INT, 1, false},            {D_INT, 33, false},         {D_INT, 33, true},
+    {D_DOUBLE, 7, false},         {D_DOUBLE, 1000, false},    {D_DOUBLE, 1000, true},
+    {D_COMPLEX, 1, false},        {D_COMPLEX, 33, false},     {D_COMPLEX, 7, true},
+    {D_CONTIG3, 7, false},        {D_CONTIG3, 333, false},    {D_CONTIG3, 33, true},
+    {D_VECTOR, 1, false},         {D_VECTOR, 33, false},      {D_VECTOR, 7, true},
+    {D_BYTES_TO_INTS, 2, false},  {D_BYTES_TO_INTS, 33, false},
+    {D_DOUBLE, BIG, false},
+};
+enum { NCASES = sizeof cases / sizeof cases[0] };
+
+/* The subset run on the sub-communicators. */
+static const int subcomm_cases[] = {3, 8, 10, 19, 20, 22};
+
+static int case_count(const struct a2a_case *c, int P)
+{
+    if (c->count != BIG) return c->count;
+    int rsize = tdescs[dpairs[c->dpair].recv].size;
+    return (int)(((1u << 20) + (unsigned)(P * rsize) - 1) / (unsigned)(P * rsize));
+}
+
+/* Builds the instance of case c on comm (no plan yet). */
+static void inst_init(struct inst *in, const char *alg, int case_index, MPI_Comm comm, const char *comm_name)
+{
+    const struct a2a_case *c = &cases[case_index];
+    memset(in, 0, sizeof *in);
+    in->alg = alg;
+    in->comm = comm;
+    in->comm_name = comm_name;
+    geom_alloc(&in->g, comm, c->dpair, c->in_place);
+    struct geom *g = &in->g;
+    int rc = case_count(c, g->P);
+    int sc = (int)((int64_t)rc * g->rt->size / g->st->size);
+    for (int j = 0; j < g->P; j++) {
+        g->rcount[j] = rc;
+        g->rdispl[j] = j * rc;
+        g->scount[j] = g->in_place ? 0 : sc;
+        g->sdispl[j] = j * sc;
+    }
+    geom_spans(g, 0); /* exactly P blocks: the guards catch writes past either end */
+    snprintf(in->name, sizeof in->name, "%s x%d%s%s", dpairs[c->dpair].name, rc, c->count == BIG ? " (1 MiB)" : "",
+             c->in_place ? " in-place" : "");
+    in->salt = (uint64_t)case_index * 1000003u + (uint64_t)(c->in_place ? 7 : 0);
+    inst_buffers(in);
+}
+
+/* One case, start to finish: plan, 3 executions, execute_buffers, execute again, destroy. */
+static void run_case(const char *alg, const char *forced, unsigned flags, int case_index, MPI_Comm comm,
+                     const char *comm_name)
+{
+    struct inst in;
+    inst_init(&in, alg, case_index, comm, comm_name);
+    if (inst_plan(&in, flags, forced, PLANCOLL_SUCCESS) > 0) {
+        for (int iter = 0; iter < 3; iter++) inst_run(&in, 0, iter);
+        inst_run(&in, 1, 3);
+        inst_run(&in, 0, 4);
+    }
+    inst_destroy(&in);
+}
+
+/* The communicators each run uses besides MPI_COMM_WORLD. */
+struct comms {
+    MPI_Comm parity, reversed;
+};
+
+static void run_all_cases(const char *alg, const char *forced, unsigned flags, const struct comms *cm)
+{
+    for (int i = 0; i < NCASES; i++) run_case(alg, forced, flags, i, MPI_COMM_WORLD, "world");
+    for (size_t i = 0; i < sizeof subcomm_cases / sizeof subcomm_cases[0]; i++) {
+        run_case(alg, forced, flags, subcomm_cases[i], cm->parity, "parity-split");
+        if (cm->reversed != MPI_COMM_NULL) run_case(alg, forced, flags, subcomm_cases[i], cm->reversed, "reversed");
+    }
+}
+
+/* Plans of every algorithm (and the planner's choice, and one on the parity split) alive at once,
+ * executed interleaved in a rotating order; every plan's buffers are checked after every round. */
+static void run_interleaved(const char **algs, int nalgs, const struct comms *cm)
+{
+    static const int mix_cases[] = {8, 14, 20, 11, 22, 4, 17};
+    enum { NMIX = sizeof mix_cases / sizeof mix_cases[0] };
+    struct inst in[MAX_ALGS + 2];
+    bool live[MAX_ALGS + 2];
+    int n = 0;
+    for (int a = 0; a <= nalgs + 1; a++) {
+        const char *forced = a < nalgs ? algs[a] : NULL;
+        MPI_Comm comm = a == nalgs + 1 ? cm->parity : MPI_COMM_WORLD;
+        inst_init(&in[n], forced ? forced : "auto-estimate", mix_cases[a % NMIX], comm,
+                  a == nalgs + 1 ? "parity-split (interleaved)" : "world (interleaved)");
+        in[n].salt += 77 + 13 * (uint64_t)n; /* distinct from the single-plan runs and each other */
+        tl_force(forced);
+        live[n] = inst_plan(&in[n], PLANCOLL_ESTIMATE, forced, PLANCOLL_SUCCESS) > 0;
+        n++;
+    }
+    tl_force(NULL);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++)
+            if (live[i]) inst_fill(&in[i], 0, round);
+        for (int i = 0; i < n; i++) {
+            int k = (i + round) % n;
+            if (!live[k]) continue;
+            int rc = plancoll_execute(in[k].plan);
+            if (rc != PLANCOLL_SUCCESS)
+                inst_fail(&in[k], round, "interleaved plancoll_execute returned %d (%s): %s", rc, plancoll_strerror(rc),
+                          plancoll_error_detail());
+        }
+        for (int i = 0; i < n; i++)
+            if (live[i]) {
+                inst_check_recv(&in[i], 0, round, "interleaved plancoll_execute");
+                inst_check_unchanged(&in[i], &in[i].send[0], round, "the send buffer", "interleaved plancoll_execute");
+            }
+    }
+    for (int i = n - 1; i >= 0; i--) inst_destroy(&in[i]); /* destroyed in reverse order of creation */
+}
+
+/* One pass over the case table: an algorithm forced, or the planner's own choice. */
+struct run {
+    const char *label, *forced;
+    unsigned flags;
+};
+
+int main(int argc, char **argv)
+{
+    tl_init(&argc, &argv, "alltoall");
+    double t_start = MPI_Wtime();
+    check_tdescs();
+
+    const char *algs[MAX_ALGS];
+    int nalgs = tl_algorithms("alltoall", algs, MAX_ALGS);
+    TL_CHECK(nalgs > 0, "no alltoall algorithm is registered");
+
+    struct comms cm;
+    MPI_Comm_split(MPI_COMM_WORLD, tl_rank % 2, tl_rank, &cm.parity);
+    cm.reversed = MPI_COMM_NULL;
+    if (tl_size >= 3) MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - 1 - tl_rank, &cm.reversed);
+
+    struct run runs[MAX_ALGS + 2];
+    int nruns = 0;
+    for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE};
+    runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE};
+    runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE};
+
+    for (int r = 0; r < nruns; r++) {
+        double t0 = MPI_Wtime();
+        long failures_before = tl_failures;
+        tl_force(runs[r].forced);
+        if (runs[r].flags & PLANCOLL_MEASURE) plancoll_forget_wisdom();
+        run_all_cases(runs[r].label, runs[r].forced, runs[r].flags, &cm);
+        tl_force(NULL);
+        if (tl_rank == 0)
+            printf("alltoall %-28s %2d cases on world + %d on sub-communicators: %.2f s%s\n", runs[r].label, NCASES,
+                   (int)(sizeof subcomm_cases / sizeof subcomm_cases[0]) * (cm.reversed != MPI_COMM_NULL ? 2 : 1),
+                   MPI_Wtime() - t0, tl_failures > failures_before ? " (rank 0 saw failures)" : "");
+    }
+    double t0 = MPI_Wtime();
+    run_interleaved(algs, nalgs, &cm);
+    if (tl_rank == 0) printf("alltoall interleaved plans (%d alive at once): %.2f s\n", nalgs + 2, MPI_Wtime() - t0);
+
+    MPI_Comm_free(&cm.parity);
+    if (cm.reversed != MPI_COMM_NULL) MPI_Comm_free(&cm.reversed);
+    if (tl_rank == 0) printf("alltoall total %.2f s\n", MPI_Wtime() - t_start);
+    return tl_finish();
+}

@@ -1,0 +1,235 @@
+/* Plans as objects: several alive at once on one communicator and on sub-communicators, executed interleaved;
+ * a plan that outlives its communicator; PLANCOLL_ALGORITHM affecting only its own collective; wisdom reuse
+ * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents; many create/destroy cycles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+static int a2a_val(int src, int dst, int i, int it) { return src * 1000000 + dst * 1000 + i * 10 + it; }
+
+struct a2a {
+    MPI_Comm comm;
+    int P, r, n;
+    int *s, *d;
+    plancoll_plan plan;
+};
+
+static void a2a_make(struct a2a *x, MPI_Comm comm, int n, unsigned flags)
+{
+    x->comm = comm;
+    MPI_Comm_size(comm, &x->P);
+    MPI_Comm_rank(comm, &x->r);
+    x->n = n;
+    x->s = malloc(sizeof(int) * (size_t)(n * x->P + 1));
+    x->d = malloc(sizeof(int) * (size_t)(n * x->P + 1));
+    x->plan = NULL;
+    TL_OK(plancoll_plan_alltoall(x->s, n, MPI_INT, x->d, n, MPI_INT, comm, flags, &x->plan));
+}
+
+static void a2a_run(struct a2a *x, int it, const char *what)
+{
+    if (!x->plan) return;
+    for (int j = 0; j < x->P; j++)
+        for (int i = 0; i < x->n; i++) x->s[j * x->n + i] = a2a_val(x->r, j, i, it);
+    TL_OK(plancoll_execute(x->plan));
+    for (int j = 0; j < x->P; j++)
+        for (int i = 0; i < x->n; i++)
+            if (x->d[j * x->n + i] != a2a_val(j, x->r, i, it)) {
+                TL_CHECK(0, "%s it=%d: from %d element %d is %d, expected %d", what, it, j, i, x->d[j * x->n + i],
+                         a2a_val(j, x->r, i, it));
+                return;
+            }
+    tl_checks++;
+}
+
+static void a2a_free(struct a2a *x)
+{
+    if (x->plan) TL_OK(plancoll_destroy_plan(&x->plan));
+    free(x->s);
+    free(x->d);
+}
+
+struct ar {
+    MPI_Comm comm;
+    int P, r, n;
+    long *s, *d;
+    plancoll_plan plan;
+};
+
+static void ar_make(struct ar *x, MPI_Comm comm, int n, unsigned flags)
+{
+    x->comm = comm;
+    MPI_Comm_size(comm, &x->P);
+    MPI_Comm_rank(comm, &x->r);
+    x->n = n;
+    x->s = malloc(sizeof(long) * (size_t)(n + 1));
+    x->d = malloc(sizeof(long) * (size_t)(n + 1));
+    x->plan = NULL;
+    TL_OK(plancoll_plan_allreduce(x->s, x->d, n, MPI_LONG, MPI_SUM, comm, flags, &x->plan));
+}
+
+static void ar_run(struct ar *x, int it, const char *what)
+{
+    if (!x->plan) return;
+    for (int i = 0; i < x->n; i++) x->s[i] = (long)x->r * 31 + i + it;
+    TL_OK(plancoll_execute(x->plan));
+    for (int i = 0; i < x->n; i++) {
+        long e = 0;
+        for (int q = 0; q < x->P; q++) e += (long)q * 31 + i + it;
+        if (x->d[i] != e) {
+            TL_CHECK(0, "%s it=%d: element %d is %ld, expected %ld", what, it, i, x->d[i], e);
+            return;
+        }
+    }
+    tl_checks++;
+}
+
+static void ar_free(struct ar *x)
+{
+    if (x->plan) TL_OK(plancoll_destroy_plan(&x->plan));
+    free(x->s);
+    free(x->d);
+}
+
+static void several_plans_and_subcomms(void)
+{
+    MPI_Comm parity, reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, tl_rank % 2, tl_rank, &parity);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - tl_rank, &reversed);
+    struct a2a w1, w2, sub, rev, self;
+    struct ar r1, rsub;
+    a2a_make(&w1, MPI_COMM_WORLD, 3, PLANCOLL_ESTIMATE);
+    a2a_make(&w2, MPI_COMM_WORLD, 50, PLANCOLL_MEASURE);
+    a2a_make(&sub, parity, 5, PLANCOLL_ESTIMATE);
+    a2a_make(&rev, reversed, 2, PLANCOLL_ESTIMATE);
+    a2a_make(&self, MPI_COMM_SELF, 4, PLANCOLL_ESTIMATE);
+    ar_make(&r1, MPI_COMM_WORLD, 100, PLANCOLL_ESTIMATE);
+    ar_make(&rsub, parity, 9, PLANCOLL_MEASURE);
+    for (int it = 0; it < 3; it++) {
+        a2a_run(&w1, it, "world alltoall n=3");
+        ar_run(&rsub, it, "parity allreduce");
+        a2a_run(&sub, it, "parity alltoall");
+        ar_run(&r1, it, "world allreduce");
+        a2a_run(&w2, it, "world alltoall n=50 (measured)");
+        a2a_run(&rev, it, "reversed alltoall");
+        a2a_run(&self, it, "MPI_COMM_SELF alltoall");
+    }
+    a2a_free(&w1);
+    a2a_free(&w2);
+    a2a_free(&sub);
+    a2a_free(&rev);
+    a2a_free(&self);
+    ar_free(&r1);
+    ar_free(&rsub);
+    MPI_Comm_free(&parity);
+    MPI_Comm_free(&reversed);
+}
+
+static void plan_outlives_comm(void)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    struct a2a x;
+    struct ar y;
+    a2a_make(&x, dup, 6, PLANCOLL_ESTIMATE);
+    ar_make(&y, dup, 6, PLANCOLL_ESTIMATE);
+    MPI_Comm_free(&dup);
+    for (int it = 0; it < 3; it++) {
+        a2a_run(&x, it, "alltoall after its communicator was freed");
+        ar_run(&y, it, "allreduce after its communicator was freed");
+    }
+    a2a_free(&x);
+    ar_free(&y);
+}
+
+static char *print_plan(plancoll_plan p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    TL_OK(plancoll_fprint_plan(p, f));
+    fclose(f);
+    return text;
+}
+
+static void forcing_and_wisdom(void)
+{
+    /* an alltoall name does not affect allreduce plans */
+    tl_force("alltoall.native");
+    struct a2a x;
+    struct ar y;
+    a2a_make(&x, MPI_COMM_WORLD, 2, PLANCOLL_ESTIMATE);
+    ar_make(&y, MPI_COMM_WORLD, 2, PLANCOLL_ESTIMATE);
+    if (x.plan) TL_CHECK(strcmp(plancoll_plan_algorithm(x.plan), "alltoall.native") == 0, "forced alltoall ran %s",
+                         plancoll_plan_algorithm(x.plan));
+    if (y.plan) {
+        char *t = print_plan(y.plan);
+        TL_CHECK(strstr(t, "chosen by   estimate") != NULL, "an allreduce plan must not be forced by an alltoall name:\n%s", t);
+        free(t);
+    }
+    a2a_run(&x, 0, "forced native");
+    ar_run(&y, 0, "unforced allreduce");
+    a2a_free(&x);
+    ar_free(&y);
+    /* two names of one collective: the planner chooses between them */
+    tl_force("allreduce.rabenseifner,allreduce.recursive_doubling");
+    ar_make(&y, MPI_COMM_WORLD, 64, PLANCOLL_MEASURE);
+    if (y.plan) {
+        const char *a = plancoll_plan_algorithm(y.plan);
+        TL_CHECK(strcmp(a, "allreduce.rabenseifner") == 0 || strcmp(a, "allreduce.recursive_doubling") == 0,
+                 "chose %s outside the named set", a);
+    }
+    ar_run(&y, 1, "allreduce restricted to two algorithms");
+    ar_free(&y);
+    tl_force(NULL);
+
+    /* MEASURE, then the same problem again: from wisdom, no timing */
+    plancoll_forget_wisdom();
+    ar_make(&y, MPI_COMM_WORLD, 33, PLANCOLL_MEASURE);
+    struct ar z;
+    ar_make(&z, MPI_COMM_WORLD, 33, PLANCOLL_MEASURE);
+    if (y.plan && z.plan) {
+        char *t1 = print_plan(y.plan), *t2 = print_plan(z.plan);
+        bool single = strstr(t1, "among 1 candidate") != NULL;
+        TL_CHECK(single || strstr(t1, "chosen by   measured") != NULL, "first MEASURE plan should be measured:\n%s", t1);
+        TL_CHECK(single || strstr(t2, "chosen by   wisdom") != NULL, "second MEASURE plan should come from wisdom:\n%s", t2);
+        TL_CHECK(strcmp(plancoll_plan_algorithm(y.plan), plancoll_plan_algorithm(z.plan)) == 0, "wisdom changed the choice");
+        TL_CHECK(strstr(t1, plancoll_plan_algorithm(y.plan)) != NULL, "fprint_plan does not name the algorithm");
+        free(t1);
+        free(t2);
+    }
+    for (int it = 0; it < 3; it++) ar_run(&z, it, "wisdom allreduce");
+    if (z.plan) {
+        char *t = print_plan(z.plan);
+        TL_CHECK(strstr(t, "executions  3") != NULL, "fprint_plan should count 3 executions:\n%s", t);
+        free(t);
+    }
+    ar_free(&y);
+    ar_free(&z);
+    plancoll_forget_wisdom();
+    plancoll_plan w = NULL;
+    long s = 1, d = 0;
+    int rc = plancoll_plan_allreduce(&s, &d, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, PLANCOLL_WISDOM_ONLY, &w);
+    TL_CHECK(rc == PLANCOLL_ERR_NO_WISDOM, "after forget_wisdom, WISDOM_ONLY gave %d", rc);
+}
+
+static void many_cycles(void)
+{
+    for (int k = 0; k < 60; k++) {
+        struct ar y;
+        ar_make(&y, MPI_COMM_WORLD, 1 + k % 5, PLANCOLL_ESTIMATE);
+        ar_run(&y, k, "create/destroy cycle");
+        ar_free(&y);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    tl_init(&argc, &argv, "plans");
+    several_plans_and_subcomms();
+    plan_outlives_comm();
+    forcing_and_wisdom();
+    many_cycles();
+    return tl_finish();
+}

@@ -1,0 +1,190 @@
+/* The shared-memory layer, checked against independent computations: layout discovery (nodes, uneven nodes,
+ * leader communicators, attribute caching and release with the communicator), NUMA maps (real or hwloc
+ * synthetic: --synthetic-numa N), the sequence-numbered node barrier and flags, and shared segments that grow
+ * while older ones stay usable. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shm/layout.h"
+#include "testlib.h"
+
+static void check_layout(struct pc_layout *L, int expect_numa)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    int nrank, nsize, lowest = tl_rank;
+    MPI_Comm_rank(node, &nrank);
+    MPI_Comm_size(node, &nsize);
+    MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    int *lowest_of = malloc(sizeof(int) * tl_size);
+    MPI_Allgather(&lowest, 1, MPI_INT, lowest_of, 1, MPI_INT, MPI_COMM_WORLD);
+    int nodes = 0;
+    for (int r = 0; r < tl_size; r++) nodes += lowest_of[r] == r;
+
+    TL_CHECK(L->size == tl_size && L->rank == tl_rank, "layout size/rank %d/%d", L->size, L->rank);
+    TL_CHECK(L->nnodes == nodes, "layout has %d nodes, MPI_Comm_split_type says %d", L->nnodes, nodes);
+    TL_CHECK(L->node_size == nsize && L->node_rank == nrank, "node size/rank %d/%d expected %d/%d", L->node_size,
+             L->node_rank, nsize, nrank);
+    for (int r = 0; r < tl_size; r++)
+        for (int s = 0; s < tl_size; s++)
+            if ((L->node_of[r] == L->node_of[s]) != (lowest_of[r] == lowest_of[s])) {
+                TL_CHECK(0, "ranks %d and %d: node_of disagrees with MPI_Comm_split_type", r, s);
+                r = s = tl_size;
+            }
+    const char *k = getenv("MPIR_CVAR_NUM_CLIQUES"), *block = getenv("MPIR_CVAR_CLIQUES_BY_BLOCK");
+    if (k && atoi(k) > 1 && !(block && atoi(block))) {
+        int K = atoi(k) < tl_size ? atoi(k) : tl_size;
+        for (int r = 0; r < tl_size; r++)
+            TL_CHECK(L->node_of[r] == r % K, "round-robin cliques: rank %d on node %d, expected %d", r, L->node_of[r], r % K);
+    }
+    int total = 0;
+    for (int n = 0; n < L->nnodes; n++) {
+        total += L->node_sizes[n];
+        for (int j = 0; j < L->node_sizes[n]; j++) {
+            int r = L->node_ranks[L->node_first[n] + j];
+            TL_CHECK(L->node_of[r] == n && L->local_rank_of[r] == j, "node_ranks[%d][%d] = %d is wrong", n, j, r);
+        }
+    }
+    TL_CHECK(total == tl_size, "node sizes add up to %d", total);
+    /* leader communicator j: local rank j of every node that has one */
+    int lsize, expected = 0;
+    MPI_Comm_size(L->leader_comm, &lsize);
+    for (int n = 0; n < L->nnodes; n++) expected += L->node_sizes[n] > L->node_rank;
+    TL_CHECK(lsize == expected, "leader comm %d has %d ranks, expected %d", L->node_rank, lsize, expected);
+    int *members = malloc(sizeof(int) * lsize);
+    int me = tl_rank;
+    MPI_Allgather(&me, 1, MPI_INT, members, 1, MPI_INT, L->leader_comm);
+    for (int i = 0; i < lsize; i++)
+        TL_CHECK(L->local_rank_of[members[i]] == L->node_rank, "leader comm holds rank %d of local rank %d",
+                 members[i], L->local_rank_of[members[i]]);
+    free(members);
+    free(lowest_of);
+    /* NUMA */
+    TL_CHECK(L->num_numa >= 1, "num_numa %d", L->num_numa);
+    for (int i = 0; i < L->node_size; i++)
+        TL_CHECK(L->numa_of_local[i] >= 0 && L->numa_of_local[i] < L->num_numa, "numa_of_local[%d] = %d", i,
+                 L->numa_of_local[i]);
+    if (expect_numa > 0) {
+        TL_CHECK(L->num_numa == expect_numa, "synthetic topology: %d NUMA domains, expected %d", L->num_numa, expect_numa);
+        TL_CHECK(!L->numa_from_binding, "a synthetic topology cannot place ranks by binding");
+        /* ranks dealt in blocks: rank i of n on domain floor(i * D / n) */
+        for (int i = 0; i < L->node_size; i++) {
+            int d = (int)((long)i * expect_numa / L->node_size);
+            TL_CHECK(L->numa_of_local[i] == d, "node rank %d on domain %d, expected %d", i, L->numa_of_local[i], d);
+        }
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    TL_CHECK(L->host_ranks == tl_size, "all ranks share this host: host_ranks %d", L->host_ranks);
+    TL_CHECK(L->oversubscribed == (tl_size > cores), "oversubscribed %d with %d ranks on %ld cores", L->oversubscribed,
+             tl_size, cores);
+}
+
+static void check_caching(struct pc_layout *L)
+{
+    struct pc_layout *again = NULL;
+    TL_CHECK(pc_layout_get(MPI_COMM_WORLD, &again) == PLANCOLL_SUCCESS && again == L, "the layout is not cached");
+    int before = L->refcount;
+    pc_layout_release(again);
+    TL_CHECK(L->refcount == before - 1, "release did not drop a reference");
+    /* The attribute's reference goes when the communicator is freed. */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    struct pc_layout *D = NULL;
+    TL_CHECK(pc_layout_get(dup, &D) == PLANCOLL_SUCCESS && D != L, "a duplicate communicator gets its own layout");
+    TL_CHECK(D && D->refcount == 2, "attribute + caller should hold the new layout, refcount %d", D ? D->refcount : -1);
+    MPI_Comm_free(&dup);
+    TL_CHECK(D && D->refcount == 1, "freeing the communicator should drop the attribute's reference");
+    /* the layout (its own communicators) stays usable while referenced */
+    int one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, D->comm);
+    TL_CHECK(sum == tl_size, "layout communicator unusable after the user's was freed");
+    pc_layout_release(D);
+}
+
+static void check_barrier_and_flags(struct pc_layout *L)
+{
+    struct pc_segment *seg = NULL;
+    int first = -1;
+    int err = pc_segment_acquire(L, 64 * (size_t)L->node_size, L->node_size, &seg, &first);
+    TL_CHECK(err == PLANCOLL_SUCCESS && seg, "segment acquire failed: %s", plancoll_error_detail());
+    if (!seg) return;
+    _Atomic uint64_t *slots = (_Atomic uint64_t *)seg->base;
+    /* barrier: after it, every rank sees every other rank's write of this round */
+    for (uint64_t round = 1; round <= 200; round++) {
+        atomic_store(&slots[L->node_rank], round);
+        pc_node_barrier(L);
+        for (int i = 0; i < L->node_size; i++)
+            if (atomic_load(&slots[i]) != round) {
+                TL_CHECK(0, "round %llu: node rank %d's slot holds %llu", (unsigned long long)round, i,
+                         (unsigned long long)atomic_load(&slots[i]));
+                round = 1000;
+                break;
+            }
+        pc_node_barrier(L);
+    }
+    /* flags: a token passes round the node's ranks; each execution e posts e (no reset) */
+    for (uint64_t e = 1; e <= 50 && L->node_size > 1; e++) {
+        int me = L->node_rank, prev = (me + L->node_size - 1) % L->node_size;
+        if (me == 0) {
+            atomic_store(&slots[0], 1000 + e);
+            pc_flag_post(pc_segment_flag(seg, first + 0), e);
+            pc_flag_wait(L, pc_segment_flag(seg, first + prev), e);
+            TL_CHECK(atomic_load(&slots[prev]) == 1000 + e, "exec %llu: token from %d carries stale data",
+                     (unsigned long long)e, prev);
+        } else {
+            pc_flag_wait(L, pc_segment_flag(seg, first + prev), e);
+            TL_CHECK(atomic_load(&slots[prev]) == 1000 + e, "exec %llu: token from %d carries stale data",
+                     (unsigned long long)e, prev);
+            atomic_store(&slots[me], 1000 + e);
+            pc_flag_post(pc_segment_flag(seg, first + me), e);
+        }
+    }
+    pc_node_barrier(L);
+    /* growth: a larger request makes a new segment; the old one stays mapped and usable */
+    struct pc_segment *big = NULL;
+    int first_big = -1;
+    err = pc_segment_acquire(L, seg->size * 4 + 1, 1, &big, &first_big);
+    TL_CHECK(err == PLANCOLL_SUCCESS && big && big != seg && big->size >= seg->size * 4 + 1, "segment did not grow");
+    TL_CHECK(L->segment == big, "the larger segment should be current");
+    atomic_store(&slots[L->node_rank], 77);
+    if (big) big->base[L->node_rank] = (char)(L->node_rank + 1);
+    pc_node_barrier(L);
+    for (int i = 0; i < L->node_size; i++) {
+        TL_CHECK(atomic_load(&slots[i]) == 77, "old segment unusable after growth");
+        if (big) TL_CHECK(big->base[i] == (char)(i + 1), "new segment not shared: byte %d", i);
+    }
+    pc_node_barrier(L);
+    /* flags handed back and taken again start from zero */
+    pc_segment_release(big, first_big, 1);
+    struct pc_segment *again = NULL;
+    int first_again = -1;
+    if (big) {
+        pc_flag_post(pc_segment_flag(big, first_big), 999);
+        pc_node_barrier(L);
+    }
+    err = pc_segment_acquire(L, 16, 1, &again, &first_again);
+    TL_CHECK(err == PLANCOLL_SUCCESS && again == big, "a small request should reuse the current segment");
+    if (again) TL_CHECK(atomic_load(pc_segment_flag(again, first_again)) == 0, "reused flag not reset");
+    pc_segment_release(again, first_again, 1);
+    pc_segment_release(seg, first, L->node_size);
+}
+
+int main(int argc, char **argv)
+{
+    tl_init(&argc, &argv, "shm");
+    int expect_numa = 0;
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--synthetic-numa") == 0) expect_numa = atoi(argv[i + 1]);
+    struct pc_layout *L = NULL;
+    int err = pc_layout_get(MPI_COMM_WORLD, &L);
+    TL_CHECK(err == PLANCOLL_SUCCESS && L, "pc_layout_get failed: %s", plancoll_error_detail());
+    if (L) {
+        check_layout(L, expect_numa);
+        check_caching(L);
+        check_barrier_and_flags(L);
+        pc_layout_release(L);
+    }
+    return tl_finish();
+}

@@ -1,0 +1,86 @@
+#include "testlib.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int tl_rank, tl_size;
+long tl_failures, tl_checks;
+static const char *tl_name;
+static volatile sig_atomic_t tl_exit_code;
+
+void tl_init(int *argc, char ***argv, const char *test_name)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &tl_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &tl_size);
+    tl_name = test_name;
+}
+
+void tl_fail(const char *file, int line, const char *fmt, ...)
+{
+    tl_failures++;
+    if (tl_failures > 20) return; /* the count still grows; the log stays readable */
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[rank %d] FAIL %s:%d: ", tl_rank, file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void watchdog(int sig)
+{
+    (void)sig;
+    _exit(tl_exit_code);
+}
+
+int tl_finish(void)
+{
+    long local[2] = {tl_failures, tl_checks}, total[2] = {0, 0};
+    MPI_Allreduce(local, total, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    const char *cliques = getenv("MPIR_CVAR_NUM_CLIQUES");
+    if (tl_rank == 0) {
+        printf("plancoll-test %s P=%d cliques=%s: %s (%ld checks, %ld failed)\n", tl_name, tl_size,
+               cliques ? cliques : "1", total[0] == 0 ? "PASS" : "FAIL", total[1], total[0]);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    tl_exit_code = total[0] == 0 ? 0 : 1;
+    signal(SIGALRM, watchdog);
+    alarm(5);
+    MPI_Finalize();
+    return tl_exit_code;
+}
+
+int tl_algorithms(const char *collective, const char **names, int max)
+{
+    int n = 0;
+    const char *coll;
+    for (int i = 0; n < max; i++) {
+        const char *name = plancoll_algorithm_name(i, &coll);
+        if (!name) break;
+        if (strcmp(coll, collective) == 0) names[n++] = name;
+    }
+    return n;
+}
+
+void tl_force(const char *name)
+{
+    if (name)
+        setenv("PLANCOLL_ALGORITHM", name, 1);
+    else
+        unsetenv("PLANCOLL_ALGORITHM");
+}
+
+uint64_t tl_rand(uint64_t *s)
+{
+    /* splitmix64 */
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}

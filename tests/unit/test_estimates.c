@@ -1,0 +1,253 @@
+/* Every algorithm's estimate against values computed by hand from the cost formula in the algorithm file's
+ * opening comment, under the default model of pc_default_model:
+ *   alpha = 1 us, beta = 1/5000 us/B (5 GB/s), gamma = 1/2000 us/B (2 GB/s), copy = 1/10000 us/B (10 GB/s).
+ * The expected values below are worked out by hand (the arithmetic is in the comments), not by calling a
+ * formula, so a change to either the model defaults or a cost function shows up here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "planner/planner.h"
+#include "plancoll.h"
+
+static double estimate(const char *name, const struct pc_problem *p)
+{
+    int i = pc_registry_find(name);
+    if (i < 0) fail_msg("%s is not registered", name);
+    const struct pc_algorithm *a = pc_registry_get(i);
+    assert_int_equal(a->collective, p->coll);
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    struct pc_params params;
+    memset(&params, 0, sizeof params);
+    return a->estimate(p, &params, &m);
+}
+
+#define EXPECT(name, prob, want)                                                                                \
+    do {                                                                                                        \
+        double got_ = estimate(name, prob), want_ = (want);                                                     \
+        if (fabs(got_ - want_) > 1e-9 * (1 + fabs(want_)))                                                      \
+            fail_msg("%s at P=%d: estimate %.6f us, by hand %.6f us", name, (prob)->shape.nranks, got_, want_); \
+    } while (0)
+
+static struct pc_problem shape(enum pc_collective c, int P)
+{
+    struct pc_problem p;
+    memset(&p, 0, sizeof p);
+    p.coll = c;
+    p.shape = (struct pc_shape){.nranks = P, .nnodes = 1, .min_ppn = P, .max_ppn = P, .oversubscribed = P > 2};
+    p.commutative = true;
+    p.elem_bytes = 1;
+    return p;
+}
+
+static struct pc_problem a2a(int P, uint64_t m)
+{
+    struct pc_problem p = shape(PC_ALLTOALL, P);
+    p.block_bytes = m;
+    return p;
+}
+
+static struct pc_problem a2av(int P, int nz, uint64_t bytes)
+{
+    struct pc_problem p = shape(PC_ALLTOALLV, P);
+    p.nonzero_sends = nz;
+    p.send_total_bytes = bytes;
+    p.recv_total_bytes = bytes;
+    return p;
+}
+
+static struct pc_problem ar(int P, int count, uint64_t elem)
+{
+    struct pc_problem p = shape(PC_ALLREDUCE, P);
+    p.count = count;
+    p.elem_bytes = elem;
+    return p;
+}
+
+static void test_default_model(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    assert_true(m.alpha_us == 1.0);
+    assert_true(fabs(m.beta_us_per_b - 0.0002) < 1e-15);
+    assert_true(fabs(m.gamma_us_per_b - 0.0005) < 1e-15);
+    assert_true(fabs(m.copy_us_per_b - 0.0001) < 1e-15);
+}
+
+/* pairwise.c: (P-1)(alpha + m beta) + m c_copy */
+static void test_alltoall_pairwise(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a(8, 1000);
+    EXPECT("alltoall.pairwise", &p, 8.5); /* 7 (1 + 0.2) + 0.1 */
+    p = a2a(5, 100);
+    EXPECT("alltoall.pairwise", &p, 4.09); /* 4 (1 + 0.02) + 0.01 */
+    p = a2a(64, 65536);
+    EXPECT("alltoall.pairwise", &p, 895.3072); /* 63 (1 + 13.1072) + 6.5536 */
+    p = a2a(1, 64);
+    EXPECT("alltoall.pairwise", &p, 0.0064); /* the local copy only */
+    p = a2a(3, 0);
+    EXPECT("alltoall.pairwise", &p, 2.0); /* 2 alpha */
+}
+
+/* alltoall/native.c: MPICH's choice, Bruck below 256 B blocks (ceil(lg P) rounds of P/2 blocks, a rotation of
+ * the P blocks before and after), else spread-out ((P-1)(alpha + m beta) + m c_copy). */
+static void test_alltoall_native(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a(8, 100);
+    EXPECT("alltoall.native", &p, 3.40); /* 3 (1 + 4*100*0.0002) + 2*8*100*0.0001 = 3.24 + 0.16 */
+    p = a2a(5, 10);
+    EXPECT("alltoall.native", &p, 3.025); /* 3 (1 + 2.5*10*0.0002) + 2*5*10*0.0001 = 3.015 + 0.01 */
+    p = a2a(6, 1000);
+    EXPECT("alltoall.native", &p, 6.1); /* 5 (1 + 0.2) + 0.1 */
+    p = a2a(8, 256);
+    EXPECT("alltoall.native", &p, 7.384); /* 256 is not below 256: 7 (1 + 0.0512) + 0.0256 */
+}
+
+/* spreadout.c: nz (alpha + o) + bytes beta; the model has no separate overhead o (it is part of alpha) */
+static void test_alltoallv_spreadout(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2av(5, 4, 10000);
+    EXPECT("alltoallv.spreadout", &p, 6.0); /* 4 + 2 */
+    p = a2av(64, 63, 1000000);
+    EXPECT("alltoallv.spreadout", &p, 263.0); /* 63 + 200 */
+    p = a2av(64, 3, 1000000);
+    EXPECT("alltoallv.spreadout", &p, 203.0); /* sparse: 3 + 200 */
+    p = a2av(4, 0, 0);
+    EXPECT("alltoallv.spreadout", &p, 0.0);
+}
+
+/* alltoallv/native.c: (P-1) alpha + bytes beta (zero-byte blocks are sent too) */
+static void test_alltoallv_native(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2av(5, 4, 10000);
+    EXPECT("alltoallv.native", &p, 6.0); /* 4 + 2 */
+    p = a2av(64, 3, 1000000);
+    EXPECT("alltoallv.native", &p, 263.0); /* 63 + 200 */
+    p = a2av(1, 0, 400);
+    EXPECT("alltoallv.native", &p, 0.08);
+}
+
+/* recursive_doubling.c: ceil(lg P)(alpha + n beta + n gamma), plus 2 (alpha + n beta) when P is not pof2 */
+static void test_allreduce_recursive_doubling_pof2(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar(8, 1000, 4);
+    EXPECT("allreduce.recursive_doubling", &p, 11.4); /* n = 4000: 3 (1 + 0.8 + 2.0) */
+    p = ar(2, 1, 8);
+    EXPECT("allreduce.recursive_doubling", &p, 1.0056); /* 1 (1 + 0.0016 + 0.004) */
+    p = ar(64, 1, 8);
+    EXPECT("allreduce.recursive_doubling", &p, 6.0336); /* 6 (1 + 0.0016 + 0.004) */
+    p = ar(1, 1000, 4);
+    EXPECT("allreduce.recursive_doubling", &p, 0.0);
+}
+
+static void test_allreduce_recursive_doubling_non_pof2(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar(6, 1000, 4);
+    EXPECT("allreduce.recursive_doubling", &p, 15.0); /* 3 (1 + 0.8 + 2.0) + 2 (1 + 0.8) = 11.4 + 3.6 */
+    p = ar(3, 1, 8);
+    EXPECT("allreduce.recursive_doubling", &p, 4.0144); /* 2 (1.0056) + 2 (1.0016) */
+    p = ar(33, 1000, 4);
+    EXPECT("allreduce.recursive_doubling", &p, 26.2); /* 6 (3.8) + 2 (1.8) = 22.8 + 3.6 */
+}
+
+/* rabenseifner.c: 2 lg P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma */
+static void test_allreduce_rabenseifner_pof2(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar(8, 1000, 4);
+    EXPECT("allreduce.rabenseifner", &p, 9.15); /* 6 + 2 (7/8) 0.8 + (7/8) 2.0 = 6 + 1.4 + 1.75 */
+    p = ar(2, 1000, 4);
+    EXPECT("allreduce.rabenseifner", &p, 3.8); /* 2 + 0.8 + 1.0 */
+    p = ar(64, 16384, 8);
+    /* n = 131072: 12 + 2 (63/64) 26.2144 + (63/64) 65.536 = 12 + 51.6096 + 64.512 */
+    EXPECT("allreduce.rabenseifner", &p, 128.1216);
+    p = ar(1, 1000, 4);
+    EXPECT("allreduce.rabenseifner", &p, 0.0);
+}
+
+static void test_allreduce_rabenseifner_non_pof2(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar(6, 1000, 4);
+    /* 2 lg 6 + 2 (5/6) 0.8 + (5/6) 2.0 = 5.169925 + 1.333333 + 1.666667 */
+    EXPECT("allreduce.rabenseifner", &p, 2 * 2.584962500721156 + 3.0);
+}
+
+/* allreduce/native.c: MPICH's choice, recursive doubling up to 2 KiB (and for non-commutative ops):
+ * ceil(lg P)(alpha + n beta + n gamma); Rabenseifner above: 2 ceil(lg P) alpha + 2 n beta + n gamma
+ * (MPICH's own per-byte terms, without the (P-1)/P factor). */
+static void test_allreduce_native(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar(8, 512, 4);
+    EXPECT("allreduce.native", &p, 7.3008); /* n = 2048, up to 2 KiB: 3 (1 + 0.4096 + 1.024) = 3 (2.4336) */
+    p = ar(8, 513, 4);
+    EXPECT("allreduce.native", &p, 7.8468); /* n = 2052: 6 + 0.8208 + 1.026 */
+    p = ar(5, 1000, 4);
+    EXPECT("allreduce.native", &p, 9.6); /* n = 4000, ceil(lg 5) = 3: 6 + 1.6 + 2.0 */
+    p.commutative = false;
+    EXPECT("allreduce.native", &p, 11.4); /* non-commutative: recursive doubling, 3 (1 + 0.8 + 2.0) */
+    p = ar(1, 1000, 4);
+    EXPECT("allreduce.native", &p, 0.0);
+}
+
+/* Estimates are finite and non-negative across a sweep, and grow with the message size. */
+static void test_sweep_sane(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    struct pc_params params;
+    memset(&params, 0, sizeof params);
+    for (int i = 0; i < pc_registry_count(); i++) {
+        const struct pc_algorithm *a = pc_registry_get(i);
+        for (int P = 1; P <= 256; P = P < 8 ? P + 1 : P * 2 + 1) {
+            double prev = -1;
+            for (uint64_t bytes = 0; bytes <= (UINT64_C(1) << 24); bytes = bytes ? bytes * 4 : 1) {
+                struct pc_problem p = shape(a->collective, P);
+                p.block_bytes = bytes;
+                p.send_total_bytes = p.recv_total_bytes = bytes * (uint64_t)P;
+                p.nonzero_sends = P - 1;
+                p.count = (int)bytes;
+                double t = a->estimate(&p, &params, &m);
+                if (!(isfinite(t) && t >= 0)) fail_msg("%s P=%d bytes=%llu: %g", a->name, P, (unsigned long long)bytes, t);
+                if (t + 1e-12 < prev)
+                    fail_msg("%s P=%d: estimate falls from %g to %g at %llu bytes", a->name, P, prev, t,
+                             (unsigned long long)bytes);
+                prev = t;
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_model),
+        cmocka_unit_test(test_alltoall_pairwise),
+        cmocka_unit_test(test_alltoall_native),
+        cmocka_unit_test(test_alltoallv_spreadout),
+        cmocka_unit_test(test_alltoallv_native),
+        cmocka_unit_test(test_allreduce_recursive_doubling_pof2),
+        cmocka_unit_test(test_allreduce_recursive_doubling_non_pof2),
+        cmocka_unit_test(test_allreduce_rabenseifner_pof2),
+        cmocka_unit_test(test_allreduce_rabenseifner_non_pof2),
+        cmocka_unit_test(test_allreduce_native),
+        cmocka_unit_test(test_sweep_sane),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
