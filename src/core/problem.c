@@ -30,12 +30,12 @@ size_t pc_problem_key(const struct pc_problem *p, char *buf, size_t len)
     int n = 0;
     switch (p->coll) {
     case PC_ALLTOALL:
-        n = snprintf(buf, len, "alltoall:P=%d:nodes=%d:ppn=%d-%d:block=%llu", s->nranks, s->nnodes, s->min_ppn,
-                     s->max_ppn, (unsigned long long)p->block_bytes);
+        n = snprintf(buf, len, "alltoall:P=%d:nodes=%d:ppn=%d-%d:block=%llu:inplace=%d", s->nranks, s->nnodes,
+                     s->min_ppn, s->max_ppn, (unsigned long long)p->block_bytes, p->in_place ? 1 : 0);
         break;
     case PC_ALLTOALLV:
-        n = snprintf(buf, len, "alltoallv:P=%d:nodes=%d:ppn=%d-%d:pattern=%016llx", s->nranks, s->nnodes,
-                     s->min_ppn, s->max_ppn, (unsigned long long)p->pattern_hash);
+        n = snprintf(buf, len, "alltoallv:P=%d:nodes=%d:ppn=%d-%d:pattern=%016llx:inplace=%d", s->nranks, s->nnodes,
+                     s->min_ppn, s->max_ppn, (unsigned long long)p->pattern_hash, p->in_place ? 1 : 0);
         break;
     case PC_ALLREDUCE:
         n = snprintf(buf, len, "allreduce:P=%d:nodes=%d:ppn=%d-%d:count=%d:elem=%llu:type=%d:op=%d:comm=%d",
@@ -54,8 +54,15 @@ uint64_t pc_problem_agreement_hash(const struct pc_problem *p, uint64_t extra)
     h = hash_u64(h, p->flags);
     h = hash_u64(h, (uint64_t)p->shape.nranks);
     switch (p->coll) {
-    case PC_ALLTOALL: h = hash_u64(h, p->block_bytes); break;
-    case PC_ALLTOALLV: h = hash_u64(h, p->pattern_hash); break;
+    /* MPI requires MPI_IN_PLACE on all ranks or none for alltoall(v); the schedules differ, so a mix would hang. */
+    case PC_ALLTOALL:
+        h = hash_u64(h, p->block_bytes);
+        h = hash_u64(h, p->in_place);
+        break;
+    case PC_ALLTOALLV:
+        h = hash_u64(h, p->pattern_hash);
+        h = hash_u64(h, p->in_place);
+        break;
     case PC_ALLREDUCE:
         h = hash_u64(h, (uint64_t)p->count);
         h = hash_u64(h, p->elem_bytes);

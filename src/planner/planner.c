@@ -79,19 +79,26 @@ int pc_enumerate(const struct pc_problem *p, const int *allowed, int nallowed, c
 
 void pc_params_format(const struct pc_params *params, char *buf, size_t len)
 {
-    size_t used = 0;
+    if (len == 0) return;
     buf[0] = '\0';
-#define PC_APPEND(...)                                                                           \
-    do {                                                                                         \
-        int w = snprintf(buf + used, len - used, __VA_ARGS__);                                   \
-        if (w > 0 && (size_t)w < len - used) used += (size_t)w;                                  \
-    } while (0)
-    if (params->leaders) PC_APPEND("%sleaders=%d", used ? " " : "", params->leaders);
-    if (params->placement) PC_APPEND("%splacement=numa", used ? " " : "");
-    if (params->segments) PC_APPEND("%ssegments=%d", used ? " " : "", params->segments);
-    if (params->transport) PC_APPEND("%stransport=put", used ? " " : "");
-    if (params->radix) PC_APPEND("%sradix=%d", used ? " " : "", params->radix);
-#undef PC_APPEND
+    char field[32];
+    size_t used = 0;
+    for (int i = 0; i < 5; i++) {
+        int w = 0;
+        switch (i) {
+        case 0: w = params->leaders ? snprintf(field, sizeof field, "leaders=%d", params->leaders) : 0; break;
+        case 1: w = params->placement ? snprintf(field, sizeof field, "placement=numa") : 0; break;
+        case 2: w = params->segments ? snprintf(field, sizeof field, "segments=%d", params->segments) : 0; break;
+        case 3: w = params->transport ? snprintf(field, sizeof field, "transport=put") : 0; break;
+        case 4: w = params->radix ? snprintf(field, sizeof field, "radix=%d", params->radix) : 0; break;
+        }
+        if (w <= 0) continue;
+        size_t need = (size_t)w + (used ? 1 : 0);
+        if (used + need >= len) break; /* whole fields only: a cut field would mislead */
+        if (used) buf[used++] = ' ';
+        memcpy(buf + used, field, (size_t)w + 1);
+        used += (size_t)w;
+    }
 }
 
 static void print_table(FILE *out, const struct pc_problem *p, const struct pc_candidate *c, int n, int chosen)
@@ -112,9 +119,10 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
               const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out)
 {
     memset(out, 0, sizeof *out);
-    out->ncandidates = n;
+    if (n <= 0) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "no candidate to choose from");
     struct pc_candidate local[PC_MAX_CANDIDATES];
     if (n > PC_MAX_CANDIDATES) n = PC_MAX_CANDIDATES;
+    out->ncandidates = n;
     memcpy(local, cands, sizeof(struct pc_candidate) * (size_t)n);
 
     int reps = 0;

@@ -90,6 +90,14 @@ static void alltoall_cases(void)
         rc = plancoll_plan_alltoall(sendbuf, N, MPI_INT, r, N, MPI_INT, MPI_COMM_WORLD,
                                     tl_rank == 0 ? PLANCOLL_MEASURE : PLANCOLL_ESTIMATE, &p);
         expect(rc, PLANCOLL_ERR_MISMATCH, true, p, "alltoall planner flags differ on rank 0");
+        /* MPI_IN_PLACE on some ranks only: the schedules differ, so executing would hang */
+        p = NULL;
+        memcpy(recv_area, sendbuf, recv_bytes);
+        rc = plancoll_plan_alltoall(tl_rank == 0 ? MPI_IN_PLACE : (void *)sendbuf, N, MPI_INT, r, N, MPI_INT,
+                                    MPI_COMM_WORLD, 0, &p);
+        TL_CHECK(memcmp(recv_area, sendbuf, recv_bytes) == 0, "alltoall mixed in-place: receive buffer changed");
+        reset_recv();
+        expect(rc, PLANCOLL_ERR_MISMATCH, true, p, "alltoall MPI_IN_PLACE on rank 0 only");
     }
     p = NULL;
     rc = plancoll_plan_alltoall(sendbuf, N, MPI_INT, r, N, MPI_INT, MPI_COMM_NULL, 0, &p);

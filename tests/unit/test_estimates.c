@@ -139,7 +139,8 @@ static void test_alltoallv_native(void **state)
     EXPECT("alltoallv.native", &p, 0.08);
 }
 
-/* recursive_doubling.c: ceil(lg P)(alpha + n beta + n gamma), plus 2 (alpha + n beta) when P is not pof2 */
+/* recursive_doubling.c: lg(pof2)(alpha + n beta + n gamma), plus 2 (alpha + n beta) + n gamma for the fold
+ * when P is not a power of two */
 static void test_allreduce_recursive_doubling_pof2(void **state)
 {
     (void)state;
@@ -157,14 +158,15 @@ static void test_allreduce_recursive_doubling_non_pof2(void **state)
 {
     (void)state;
     struct pc_problem p = ar(6, 1000, 4);
-    EXPECT("allreduce.recursive_doubling", &p, 15.0); /* 3 (1 + 0.8 + 2.0) + 2 (1 + 0.8) = 11.4 + 3.6 */
+    EXPECT("allreduce.recursive_doubling", &p, 13.2); /* 2 (1 + 0.8 + 2.0) + 2 (1 + 0.8) + 2.0 = 7.6 + 3.6 + 2 */
     p = ar(3, 1, 8);
-    EXPECT("allreduce.recursive_doubling", &p, 4.0144); /* 2 (1.0056) + 2 (1.0016) */
+    EXPECT("allreduce.recursive_doubling", &p, 3.0128); /* 1 (1.0056) + 2 (1.0016) + 0.004 */
     p = ar(33, 1000, 4);
-    EXPECT("allreduce.recursive_doubling", &p, 26.2); /* 6 (3.8) + 2 (1.8) = 22.8 + 3.6 */
+    EXPECT("allreduce.recursive_doubling", &p, 24.6); /* 5 (3.8) + 2 (1.8) + 2.0 = 19 + 3.6 + 2 */
 }
 
-/* rabenseifner.c: 2 lg P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma */
+/* rabenseifner.c: 2 lg(pof2) alpha + 2 (pof2-1)/pof2 n beta + (pof2-1)/pof2 n gamma, plus the fold
+ * 2 (alpha + n beta) + n gamma when P is not a power of two */
 static void test_allreduce_rabenseifner_pof2(void **state)
 {
     (void)state;
@@ -183,8 +185,8 @@ static void test_allreduce_rabenseifner_non_pof2(void **state)
 {
     (void)state;
     struct pc_problem p = ar(6, 1000, 4);
-    /* 2 lg 6 + 2 (5/6) 0.8 + (5/6) 2.0 = 5.169925 + 1.333333 + 1.666667 */
-    EXPECT("allreduce.rabenseifner", &p, 2 * 2.584962500721156 + 3.0);
+    /* pof2 = 4: 2 (2) 1 + 2 (3/4) 0.8 + (3/4) 2.0 = 4 + 1.2 + 1.5, fold 2 (1 + 0.8) + 2.0 = 5.6 */
+    EXPECT("allreduce.rabenseifner", &p, 12.3);
 }
 
 /* allreduce/native.c: MPICH's choice, recursive doubling up to 2 KiB (and for non-commutative ops):

@@ -60,11 +60,11 @@ static void test_keys(void **state)
     (void)state;
     char buf[200];
     struct pc_problem p = base(PC_ALLTOALL);
-    assert_int_equal(pc_problem_key(&p, buf, sizeof buf), strlen("alltoall:P=8:nodes=2:ppn=4-4:block=64"));
-    assert_string_equal(buf, "alltoall:P=8:nodes=2:ppn=4-4:block=64");
+    assert_int_equal(pc_problem_key(&p, buf, sizeof buf), strlen("alltoall:P=8:nodes=2:ppn=4-4:block=64:inplace=0"));
+    assert_string_equal(buf, "alltoall:P=8:nodes=2:ppn=4-4:block=64:inplace=0");
     p = base(PC_ALLTOALLV);
     pc_problem_key(&p, buf, sizeof buf);
-    assert_string_equal(buf, "alltoallv:P=8:nodes=2:ppn=4-4:pattern=0123456789abcdef");
+    assert_string_equal(buf, "alltoallv:P=8:nodes=2:ppn=4-4:pattern=0123456789abcdef:inplace=0");
     p = base(PC_ALLREDUCE);
     pc_problem_key(&p, buf, sizeof buf);
     assert_string_equal(buf, "allreduce:P=8:nodes=2:ppn=4-4:count=1024:elem=8:type=3:op=2:comm=1");

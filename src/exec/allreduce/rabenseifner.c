@@ -2,7 +2,8 @@
  * current range and reduces the peer's copy of it) then an allgather by recursive doubling; the vector is cut
  * into pof2 blocks of count/pof2 (+1) elements, so any count works, 0 included. Each element is reduced by
  * exactly one rank and then copied, so every rank ends bit-identical. The halving reorders operands, so the op
- * must be commutative. Cost: 2 lg P alpha + 2 (P-1)/P n beta + (P-1)/P n gamma. */
+ * must be commutative. Cost: 2 lg(pof2) alpha + 2 (pof2-1)/pof2 n beta + (pof2-1)/pof2 n gamma, plus,
+ * when P is not a power of two, 2 (alpha + n beta) + n gamma for the fold in and out. */
 #include <math.h>
 #include <stdlib.h>
 

@@ -1,7 +1,8 @@
 /* allreduce.recursive_doubling: after the fold to pof2 ranks, lg(pof2) steps exchange the whole vector with
  * newrank ^ mask (mask = 1, 2, 4, ...) and reduce. Both partners compute (lower rank's data) op (higher rank's
  * data) on the same operands, so every rank ends bit-identical and non-commutative ops keep rank order.
- * Cost (seed 004 eq. 1): ceil(lg P)(alpha + n beta + n gamma), plus 2 (alpha + n beta) when P is not pof2. */
+ * Cost (seed 004 eq. 1, with the fold made explicit): lg(pof2)(alpha + n beta + n gamma), plus, when P is not a
+ * power of two, 2 (alpha + n beta) + n gamma for the fold in and out. */
 #include <math.h>
 #include <stdlib.h>
 
