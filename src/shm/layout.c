@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../core/errors.h"
+#include "../core/plan.h"
 #include "wait.h"
 
 static int layout_keyval = MPI_KEYVAL_INVALID;
@@ -60,7 +61,10 @@ static int host_census(struct pc_layout *L)
     L->host_cores = cores > 0 ? (int)cores : 1;
     L->oversubscribed = L->host_ranks > L->host_cores;
     int local = L->oversubscribed, any = 0;
-    PC_MPI_CHECK(MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_LOR, L->comm));
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Iallreduce(&local, &any, 1, MPI_INT, MPI_LOR, L->comm, &req));
+    int err = pc_wait_layout(L, 1, &req);
+    if (err) return err;
     L->any_oversubscribed = any != 0;
     return PLANCOLL_SUCCESS;
 }
@@ -74,7 +78,10 @@ static int discover_nodes(struct pc_layout *L)
 
     /* Every rank learns (rank of its node's first rank, its node rank) for all ranks in one allgather. */
     int mine[2] = {L->rank, L->node_rank};
-    PC_MPI_CHECK(MPI_Bcast(&mine[0], 1, MPI_INT, 0, L->node_comm));
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Ibcast(&mine[0], 1, MPI_INT, 0, L->node_comm, &req));
+    int err = pc_wait_layout(L, 1, &req);
+    if (err) return err;
     mine[1] = L->node_rank;
     int *all = malloc(sizeof(int) * 2 * (size_t)L->size);
     L->node_of = malloc(sizeof(int) * (size_t)L->size);
@@ -84,10 +91,11 @@ static int discover_nodes(struct pc_layout *L)
         free(all);
         return pc_error(PLANCOLL_ERR_NOMEM, "layout of %d ranks", L->size);
     }
-    int rc = MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, L->comm);
-    if (rc != MPI_SUCCESS) {
+    int rc = MPI_Iallgather(mine, 2, MPI_INT, all, 2, MPI_INT, L->comm, &req);
+    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (layout)");
+    if (err) {
         free(all);
-        return pc_mpi_error(rc, "MPI_Allgather (layout)");
+        return err;
     }
     /* A node's first rank is its own first rank, so nodes are numbered in order of first appearance. */
     int *node_of_first = malloc(sizeof(int) * (size_t)L->size);
@@ -125,10 +133,12 @@ static int discover_numa(struct pc_layout *L)
         free(all);
         return pc_error(PLANCOLL_ERR_NOMEM, "NUMA map");
     }
-    int rc = MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, L->node_comm);
-    if (rc != MPI_SUCCESS) {
+    MPI_Request req;
+    int rc = MPI_Iallgather(mine, 2, MPI_INT, all, 2, MPI_INT, L->node_comm, &req);
+    int err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (NUMA map)");
+    if (err) {
         free(all);
-        return pc_mpi_error(rc, "MPI_Allgather (NUMA map)");
+        return err;
     }
     /* Binding counts only if it places every rank of the node; otherwise deal ranks over domains. */
     L->num_numa = 1;
@@ -158,7 +168,10 @@ static int create_control(struct pc_layout *L)
     if (L->node_rank == 0)
         for (int i = 0; i < L->node_size; i++) atomic_init(&L->ctl[i].barrier_seq, 0);
     PC_MPI_CHECK(MPI_Win_sync(L->ctl_win));
-    PC_MPI_CHECK(MPI_Barrier(L->node_comm));
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Ibarrier(L->node_comm, &req));
+    int err = pc_wait_layout(L, 1, &req);
+    if (err) return err;
     PC_MPI_CHECK(MPI_Win_sync(L->ctl_win));
     return PLANCOLL_SUCCESS;
 }
@@ -178,6 +191,7 @@ static int layout_create(MPI_Comm comm, struct pc_layout **out)
     MPI_Comm_set_errhandler(L->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(L->comm, &L->rank);
     MPI_Comm_size(L->comm, &L->size);
+    L->oversubscribed = true; /* until the host census: yield while waiting */
     L->wait_mode = pc_wait_mode_from_env();
     if (L->wait_mode < 0) L->wait_mode = PC_WAIT_AUTO; /* the plan call reports the bad value */
     int err = discover_nodes(L);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../core/errors.h"
+#include "../core/plan.h"
 #include "layout.h"
 #include "wait.h"
 
@@ -87,7 +88,10 @@ static int find_free_flags(const struct pc_segment *seg, int n)
 int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct pc_segment **out, int *first_flag)
 {
     unsigned long long want[2] = {min_bytes, (unsigned long long)(nflags < 0 ? 0 : nflags)}, need[2];
-    PC_MPI_CHECK(MPI_Allreduce(want, need, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->node_comm));
+    MPI_Request req;
+    PC_MPI_CHECK(MPI_Iallreduce(want, need, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->node_comm, &req));
+    int err = pc_wait_layout(L, 1, &req);
+    if (err) return err;
     struct pc_segment *seg = L->segment;
     int first = seg ? find_free_flags(seg, (int)need[1]) : -1;
     if (!seg || seg->size < need[0] || first < 0) {
@@ -101,7 +105,7 @@ int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct
         }
         while (flags < (int)need[1]) flags *= 2;
         struct pc_segment *fresh = NULL;
-        int err = segment_create(L, bytes, flags, &fresh);
+        err = segment_create(L, bytes, flags, &fresh);
         if (err) return err;
         if (seg) pc_segment_release(seg, 0, 0); /* the layout's reference moves to the new segment */
         L->segment = seg = fresh;
@@ -112,7 +116,9 @@ int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct
     if (L->node_rank == 0)
         for (int i = 0; i < (int)need[1]; i++) atomic_store(pc_segment_flag(seg, first + i), 0);
     MPI_Win_sync(seg->win);
-    PC_MPI_CHECK(MPI_Barrier(L->node_comm));
+    PC_MPI_CHECK(MPI_Ibarrier(L->node_comm, &req));
+    err = pc_wait_layout(L, 1, &req);
+    if (err) return err;
     MPI_Win_sync(seg->win);
     seg->refcount++;
     *out = seg;

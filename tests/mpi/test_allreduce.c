@@ -30,8 +30,8 @@ static uint64_t hash_bytes(const void *p, size_t n)
 static void check_identical(const void *buf, size_t bytes, const char *what)
 {
     uint64_t h = hash_bytes(buf, bytes), hmin, hmax;
-    MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    tl_allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    tl_allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     TL_CHECK(hmin == hmax, "%s %s: ranks hold different bits", alg_label, what);
 }
 

@@ -28,7 +28,7 @@ static void check_untouched(const char *what)
 static void check_comm_usable(const char *what)
 {
     int one = 1, sum = 0;
-    int rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int rc = tl_allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     TL_CHECK(rc == MPI_SUCCESS && sum == tl_size, "%s: MPI_COMM_WORLD unusable afterwards", what);
 }
 

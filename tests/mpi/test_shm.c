@@ -16,10 +16,10 @@ static void check_layout(struct pc_layout *L, int expect_numa)
     int nrank, nsize, lowest = tl_rank;
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
-    MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node);
+    tl_allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node);
     MPI_Comm_free(&node);
     int *lowest_of = malloc(sizeof(int) * tl_size);
-    MPI_Allgather(&lowest, 1, MPI_INT, lowest_of, 1, MPI_INT, MPI_COMM_WORLD);
+    tl_allgather(&lowest, 1, MPI_INT, lowest_of, MPI_COMM_WORLD);
     int nodes = 0;
     for (int r = 0; r < tl_size; r++) nodes += lowest_of[r] == r;
 
@@ -55,7 +55,7 @@ static void check_layout(struct pc_layout *L, int expect_numa)
     TL_CHECK(lsize == expected, "leader comm %d has %d ranks, expected %d", L->node_rank, lsize, expected);
     int *members = malloc(sizeof(int) * lsize);
     int me = tl_rank;
-    MPI_Allgather(&me, 1, MPI_INT, members, 1, MPI_INT, L->leader_comm);
+    tl_allgather(&me, 1, MPI_INT, members, L->leader_comm);
     for (int i = 0; i < lsize; i++)
         TL_CHECK(L->local_rank_of[members[i]] == L->node_rank, "leader comm holds rank %d of local rank %d",
                  members[i], L->local_rank_of[members[i]]);
@@ -98,7 +98,7 @@ static void check_caching(struct pc_layout *L)
     TL_CHECK(D && D->refcount == 1, "freeing the communicator should drop the attribute's reference");
     /* the layout (its own communicators) stays usable while referenced */
     int one = 1, sum = 0;
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, D->comm);
+    tl_allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, D->comm);
     TL_CHECK(sum == tl_size, "layout communicator unusable after the user's was freed");
     pc_layout_release(D);
 }

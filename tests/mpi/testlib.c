@@ -1,5 +1,6 @@
 #include "testlib.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -32,6 +33,34 @@ void tl_fail(const char *file, int line, const char *fmt, ...)
     va_end(ap);
 }
 
+static int tl_wait(MPI_Request *req)
+{
+    int done = 0, rc;
+    while ((rc = MPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done) sched_yield();
+    return rc;
+}
+
+int tl_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request req;
+    int rc = MPI_Iallreduce(in, out, n, t, op, comm, &req);
+    return rc == MPI_SUCCESS ? tl_wait(&req) : rc;
+}
+
+int tl_allgather(const void *in, int n, MPI_Datatype t, void *out, MPI_Comm comm)
+{
+    MPI_Request req;
+    int rc = MPI_Iallgather(in, n, t, out, n, t, comm, &req);
+    return rc == MPI_SUCCESS ? tl_wait(&req) : rc;
+}
+
+int tl_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int rc = MPI_Ibarrier(comm, &req);
+    return rc == MPI_SUCCESS ? tl_wait(&req) : rc;
+}
+
 static void watchdog(int sig)
 {
     (void)sig;
@@ -41,7 +70,7 @@ static void watchdog(int sig)
 int tl_finish(void)
 {
     long local[2] = {tl_failures, tl_checks}, total[2] = {0, 0};
-    MPI_Allreduce(local, total, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    tl_allreduce(local, total, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     const char *cliques = getenv("MPIR_CVAR_NUM_CLIQUES");
     if (tl_rank == 0) {
         printf("plancoll-test %s P=%d cliques=%s: %s (%ld checks, %ld failed)\n", tl_name, tl_size,

@@ -38,6 +38,12 @@ void tl_fail(const char *file, int line, const char *fmt, ...) __attribute__((fo
                  plancoll_strerror(tl_rc_), plancoll_error_detail());                            \
     } while (0)
 
+/* Collectives for the tests themselves, nonblocking and yield-waited: a blocking MPI collective costs a
+ * scheduler slice per call when ranks outnumber cores (about 100 ms at 7 ranks on 2 cores). */
+int tl_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm);
+int tl_allgather(const void *in, int n, MPI_Datatype t, void *out, MPI_Comm comm);
+int tl_barrier(MPI_Comm comm);
+
 /* Names of the registered algorithms of a collective ("alltoall", ...); returns how many. */
 int tl_algorithms(const char *collective, const char **names, int max);
 /* Sets PLANCOLL_ALGORITHM (NULL unsets). */
