@@ -178,8 +178,8 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     /* One allreduce tells every rank whether any rank failed and whether all passed the same call. */
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
-    uint64_t v[3] = {local ? 1u : 0u, h, ~h}, m[3];
-    int rc = pc_allreduce_wait(p->layout, v, m, 3, MPI_UINT64_T, MPI_MAX);
+    uint64_t v[4] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u}, m[4];
+    int rc = pc_allreduce_wait(p->layout, v, m, 4, MPI_UINT64_T, MPI_MAX);
     int err = local;
     if (!err && rc) err = rc;
     if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
@@ -187,6 +187,8 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         err = pc_error(PLANCOLL_ERR_MISMATCH,
                        "ranks passed different %s arguments (sizes, counts, datatype, op, flags or PLANCOLL_ALGORITHM)",
                        pc_collective_name(p->prob.coll));
+    /* Applicability must not differ between ranks: contiguity counts only if every rank's types are dense. */
+    p->prob.contiguous = m[3] == 0;
     if (!err && p->prob.coll == PC_ALLTOALLV) err = alltoallv_agree(p);
     if (err) {
         plan_free(p);

@@ -25,6 +25,7 @@ struct pc_problem {
     struct pc_shape shape;
     unsigned flags;
     bool in_place;            /* this rank passed MPI_IN_PLACE */
+    bool contiguous;          /* every rank's send and receive types are dense bytes (agreed at plan time) */
     /* alltoall: bytes per (source, destination) block */
     uint64_t block_bytes;
     /* alltoallv: this rank's totals and a hash of the whole count matrix (same on every rank) */

@@ -66,6 +66,7 @@ int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcou
     p->recvcount = recvcount;
     p->prob.block_bytes = rbytes;
     p->prob.in_place = p->in_place;
+    p->prob.contiguous = p->stype.contiguous && p->rtype.contiguous;
     return PLANCOLL_SUCCESS;
 }
 
@@ -136,6 +137,7 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
     p->prob.max_block_bytes = maxblock;
     p->prob.nonzero_sends = nonzero;
     p->prob.in_place = p->in_place;
+    p->prob.contiguous = p->stype.contiguous && p->rtype.contiguous;
     return PLANCOLL_SUCCESS;
 }
 
@@ -167,6 +169,7 @@ int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recv
     p->prob.op_id = pc_predefined_op_id(op);
     p->prob.commutative = commutative;
     p->prob.in_place = p->in_place;
+    p->prob.contiguous = p->rtype.contiguous;
     return PLANCOLL_SUCCESS;
 }
 

@@ -4,7 +4,7 @@
 
 #include "../core/algorithm.h"
 
-extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native;
+extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native, pc_alltoall_bruck;
 extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
 extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
 
@@ -16,6 +16,7 @@ static const struct pc_algorithm *const registry[] = {
     &pc_allreduce_recursive_doubling,
     &pc_allreduce_rabenseifner,
     &pc_allreduce_native,
+    &pc_alltoall_bruck,
 };
 
 int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }

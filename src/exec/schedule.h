@@ -21,6 +21,50 @@ static inline int pc_pairwise_src(int rank, int P, int step) { return (rank - st
  * involution); the step is skipped when the partner is rank itself. */
 static inline int pc_pairwise_partner(int rank, int P, int step) { return ((step - rank) % P + P) % P; }
 
+/* ---- alltoall.bruck, radix R ------------------------------------------------------------------------------
+ * After the local rotation, slot i of rank r holds the block for (r + i) mod P. Each step takes one digit
+ * position d (weight w = R^d) and one digit value v in 1..R-1 and sends every slot whose d-th base-R digit is v
+ * to (r + v w) mod P, receiving the same slots from (r - v w) mod P. A slot travels the sum of its digits times
+ * their weights, i.e. i ranks forward, so at the end slot i of rank r holds the block from (r - i) mod P and the
+ * inverse rotation is recv[(r - i) mod P] = slot i. Steps whose v w >= P move nothing and are skipped. */
+struct pc_bruck_step {
+    int weight; /* R^d */
+    int digit;  /* v */
+};
+
+/* The steps, in order (digit positions from least significant, values ascending); returns how many. */
+static inline int pc_bruck_steps(int P, int radix, struct pc_bruck_step *out, int max)
+{
+    int n = 0;
+    if (radix < 2) return 0;
+    for (long w = 1; w < P; w *= radix)
+        for (int v = 1; v < radix && v * w < P; v++) {
+            if (n < max) {
+                out[n].weight = (int)w;
+                out[n].digit = v;
+            }
+            n++;
+        }
+    return n;
+}
+/* Whether slot i moves in step s of a radix-R schedule. */
+static inline bool pc_bruck_moves(int slot, int radix, const struct pc_bruck_step *s)
+{
+    return (slot / s->weight) % radix == s->digit;
+}
+static inline int pc_bruck_send_peer(int rank, int P, const struct pc_bruck_step *s)
+{
+    return (int)((rank + (long)s->digit * s->weight) % P);
+}
+static inline int pc_bruck_recv_peer(int rank, int P, const struct pc_bruck_step *s)
+{
+    return (int)(((rank - (long)s->digit * s->weight) % P + P) % P);
+}
+/* Rotation: slot i starts with the caller's block for (rank + i) mod P. */
+static inline int pc_bruck_rotate_from(int rank, int P, int slot) { return (rank + slot) % P; }
+/* Inverse rotation: the block from source src ends in slot (rank - src) mod P. */
+static inline int pc_bruck_final_slot(int rank, int P, int src) { return ((rank - src) % P + P) % P; }
+
 /* ---- the fold to a power of two (allreduce) ----------------------------------------------------------- */
 
 /* Among the first 2*rem ranks (rem = P - pof2), each even rank hands its vector to the odd rank above it and

@@ -572,6 +572,50 @@ static void test_rabenseifner_sums(void **state)
     }
 }
 
+/* alltoall.bruck: every rank's slots simulated through the rotation, every step (with a snapshot, so a
+ * step's sends read the data before the step) and the inverse rotation; block contents are (source, dest).
+ * Also: in each step the send and receive peers are inverse (the receiver of my send sends to me in that
+ * step's pairing) and the moved slot count matches what the step sends. */
+static void test_bruck(void **state)
+{
+    (void)state;
+    static int slots[MAXP][MAXP][2], snap[MAXP][MAXP][2];
+    struct pc_bruck_step steps[512];
+    for (int radix = 2; radix <= 5; radix++)
+        for (int P = 1; P <= MAXP; P++) {
+            int n = pc_bruck_steps(P, radix, steps, 512);
+            CHECK(n <= 512, "P=%d radix=%d: %d steps", P, radix, n);
+            int digits = 0;
+            for (long w = 1; w < P; w *= radix) digits++;
+            CHECK(n <= digits * (radix - 1), "P=%d radix=%d: %d steps for %d digits", P, radix, n, digits);
+            for (int r = 0; r < P; r++)
+                for (int i = 0; i < P; i++) {
+                    slots[r][i][0] = r;
+                    slots[r][i][1] = pc_bruck_rotate_from(r, P, i);
+                }
+            for (int s = 0; s < n; s++) {
+                memcpy(snap, slots, sizeof snap);
+                for (int r = 0; r < P; r++) {
+                    int to = pc_bruck_send_peer(r, P, &steps[s]);
+                    CHECK(pc_bruck_recv_peer(to, P, &steps[s]) == r, "P=%d radix=%d step %d: peers not inverse", P,
+                          radix, s);
+                    for (int i = 0; i < P; i++)
+                        if (pc_bruck_moves(i, radix, &steps[s])) {
+                            slots[to][i][0] = snap[r][i][0];
+                            slots[to][i][1] = snap[r][i][1];
+                        }
+                }
+            }
+            for (int r = 0; r < P; r++)
+                for (int src = 0; src < P; src++) {
+                    int i = pc_bruck_final_slot(r, P, src);
+                    CHECK(slots[r][i][0] == src && slots[r][i][1] == r,
+                          "P=%d radix=%d: rank %d, block from %d found (%d -> %d) in slot %d", P, radix, r, src,
+                          slots[r][i][0], slots[r][i][1], i);
+                }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_pairwise_in_place),
         cmocka_unit_test(test_recursive_doubling_noncommutative),
         cmocka_unit_test(test_rabenseifner_sums),
+        cmocka_unit_test(test_bruck),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
