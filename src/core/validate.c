@@ -34,6 +34,16 @@ static int check_type(MPI_Datatype t, const char *which)
     return PLANCOLL_SUCCESS;
 }
 
+/* In place the send side is the receive side: share the plan's own receive type (never the caller's handle,
+ * which may be freed after planning), without taking ownership twice. */
+static int init_send_type(struct plancoll_plan_s *p, MPI_Datatype sendtype)
+{
+    if (!p->in_place) return pc_typeinfo_init(&p->stype, sendtype, true);
+    p->stype = p->rtype;
+    p->stype.owned = false;
+    return PLANCOLL_SUCCESS;
+}
+
 int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, int recvcount, MPI_Datatype recvtype)
 {
@@ -50,7 +60,7 @@ int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcou
         if ((err = check_type(sendtype, "sendtype"))) return err;
     }
     if ((err = pc_typeinfo_init(&p->rtype, recvtype, true))) return err;
-    if ((err = pc_typeinfo_init(&p->stype, sendtype, !p->in_place))) return err;
+    if ((err = init_send_type(p, sendtype))) return err;
     uint64_t sbytes = (uint64_t)sendcount * (uint64_t)p->stype.size;
     uint64_t rbytes = (uint64_t)recvcount * (uint64_t)p->rtype.size;
     if (sbytes != rbytes)
@@ -107,7 +117,7 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
         if ((err = check_type(sendtype, "sendtype"))) return err;
     }
     if ((err = pc_typeinfo_init(&p->rtype, recvtype, true))) return err;
-    if ((err = pc_typeinfo_init(&p->stype, sendtype, !p->in_place))) return err;
+    if ((err = init_send_type(p, sendtype))) return err;
     uint64_t stotal = 0, rtotal = 0, maxblock = 0;
     int nonzero = 0;
     for (int i = 0; i < P; i++) {

@@ -7,8 +7,10 @@
  * rank knows the whole matrix: uniform, uniform-random in [0, max], sparse (each rank sends to 1-3 peers,
  * large blocks), all zero, one hot destination, one rank that sends nothing, and 1 MiB of receive buffer per
  * rank. Displacements are either packed in rank order or scattered: blocks in a seeded order that is not rank
- * order, with gaps between them, whose bytes must keep their sentinel. Datatypes and MPI_IN_PLACE as in
- * test_alltoall (in place needs a symmetric count matrix: those cases symmetrise theirs). Each case:
+ * order, with gaps between them, whose bytes must keep their sentinel, and zero-count blocks pointing past the
+ * buffer. Datatypes and MPI_IN_PLACE as in test_alltoall (in place needs a symmetric count matrix: those cases
+ * symmetrise theirs). A forced algorithm may declare a case inapplicable on every rank (counted and reported,
+ * not failed); each run prints which algorithm variants its plans ran. Each case:
  *   - fills the buffers, plans, and checks that planning touched neither buffer (derived types are freed
  *     right after planning: the plan keeps its own);
  *   - executes three times in a row with new data each time, checking every element exactly;
@@ -18,8 +20,8 @@
  *     the received blocks (guards, gaps, datatype holes) was written.
  * Mismatch cases give recvcounts that disagree with the matching sendcounts: planning must fail with
  * PLANCOLL_ERR_MISMATCH on every rank, without hanging and without touching the buffers.
- * Finally, plans of every algorithm (and one on a sub-communicator) are kept alive at once and executed
- * interleaved.
+ * Finally, plans of every algorithm (and one on a sub-communicator that is freed right after planning) are
+ * kept alive at once and executed interleaved.
  *
  * Data: word k of the block rank s sends rank d at execution `iter` is a hash of (case, s, d, k, iter), a
  * word being the base unit of the datatype (1 byte, a 4-byte int or an 8-byte double). Expected values are
@@ -48,13 +50,14 @@ enum { GUARD = 64, MAX_REPORTS = 3, MAX_ALGS = 32 };
 /* Datatypes: where the data bytes of one element sit                                               */
 /* ================================================================================================ */
 
-enum tkind { T_BYTE, T_INT, T_DOUBLE, T_COMPLEX, T_CONTIG3, T_VECTOR, T_NKINDS };
+enum tkind { T_BYTE, T_INT, T_DOUBLE, T_COMPLEX, T_CONTIG3, T_VECTOR, T_SHIFTED, T_NKINDS };
 
 struct tdesc {
     const char *name;
     int size;   /* data bytes per element */
     int extent; /* bytes from one element to the next */
-    int nseg;   /* the data bytes of an element: nseg runs of seg_len[i] bytes at seg_off[i] */
+    int nseg;   /* the data bytes of an element: nseg runs of seg_len[i] bytes at seg_off[i]; seg_off[0] is
+                 * the lower bound (data starts that far past the buffer address) */
     int seg_off[2], seg_len[2];
 };
 
@@ -66,9 +69,11 @@ static const struct tdesc tdescs[T_NKINDS] = {
     [T_CONTIG3] = {"contiguous(3,MPI_INT)", 12, 12, 1, {0, 0}, {12, 0}},
     /* ints at bytes 0 and 8, holes at 4..7 and 12..15 */
     [T_VECTOR] = {"vector(2,1,2,MPI_INT) resized to 16 B", 8, 16, 2, {0, 8}, {4, 4}},
+    /* two ints 12 bytes past the element's address: contiguous, but lb = true_lb = 12 */
+    [T_SHIFTED] = {"hindexed(1,{2},{12 B},MPI_INT)", 8, 8, 1, {12, 0}, {8, 0}},
 };
 
-static bool tkind_derived(enum tkind k) { return k == T_CONTIG3 || k == T_VECTOR; }
+static bool tkind_derived(enum tkind k) { return k == T_CONTIG3 || k == T_VECTOR || k == T_SHIFTED; }
 
 static MPI_Datatype type_create(enum tkind k)
 {
@@ -88,6 +93,13 @@ static MPI_Datatype type_create(enum tkind k)
         MPI_Type_free(&v);
         MPI_Type_commit(&t);
         return t;
+    case T_SHIFTED: {
+        int blocklen = 2;
+        MPI_Aint displ = 12;
+        MPI_Type_create_hindexed(1, &blocklen, &displ, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        return t;
+    }
     default: return t;
     }
 }
@@ -107,9 +119,9 @@ static void check_tdescs(void)
         MPI_Aint lb = -1, extent = -1;
         MPI_Type_size(t, &size);
         MPI_Type_get_extent(t, &lb, &extent);
-        TL_CHECK(size == tdescs[k].size && lb == 0 && extent == tdescs[k].extent,
-                 "datatype %s: MPI says size %d lb %ld extent %ld, the test assumes %d, 0, %d", tdescs[k].name, size,
-                 (long)lb, (long)extent, tdescs[k].size, tdescs[k].extent);
+        TL_CHECK(size == tdescs[k].size && lb == tdescs[k].seg_off[0] && extent == tdescs[k].extent,
+                 "datatype %s: MPI says size %d lb %ld extent %ld, the test assumes %d, %d, %d", tdescs[k].name, size,
+                 (long)lb, (long)extent, tdescs[k].size, tdescs[k].seg_off[0], tdescs[k].extent);
         type_release((enum tkind)k, &t);
     }
 }
@@ -121,7 +133,7 @@ struct dpair {
     int word;
 };
 
-enum { D_BYTE, D_INT, D_DOUBLE, D_COMPLEX, D_CONTIG3, D_VECTOR, D_BYTES_TO_INTS, D_NPAIRS };
+enum { D_BYTE, D_INT, D_DOUBLE, D_COMPLEX, D_CONTIG3, D_VECTOR, D_SHIFTED, D_BYTES_TO_INTS, D_VECTOR_TO_INTS, D_NPAIRS };
 static const struct dpair dpairs[D_NPAIRS] = {
     [D_BYTE] = {"MPI_BYTE", T_BYTE, T_BYTE, 1},
     [D_INT] = {"MPI_INT", T_INT, T_INT, 4},
@@ -129,14 +141,16 @@ static const struct dpair dpairs[D_NPAIRS] = {
     [D_COMPLEX] = {"MPI_C_DOUBLE_COMPLEX", T_COMPLEX, T_COMPLEX, 8},
     [D_CONTIG3] = {"contiguous(3,MPI_INT)", T_CONTIG3, T_CONTIG3, 4},
     [D_VECTOR] = {"vector(2,1,2,MPI_INT)-resized", T_VECTOR, T_VECTOR, 4},
+    [D_SHIFTED] = {"hindexed(lb=12)", T_SHIFTED, T_SHIFTED, 4},
     [D_BYTES_TO_INTS] = {"MPI_BYTE->MPI_INT", T_BYTE, T_INT, 4},
+    [D_VECTOR_TO_INTS] = {"vector(2,1,2,MPI_INT)-resized->MPI_INT", T_VECTOR, T_INT, 4},
 };
 
 /* Copies the data bytes of count elements of layout t between a typed buffer and a dense stream. */
 static void scatter(const struct tdesc *t, unsigned char *buf, const unsigned char *stream, size_t count)
 {
     if (t->nseg == 1 && t->seg_len[0] == t->extent) {
-        memcpy(buf, stream, count * (size_t)t->size);
+        memcpy(buf + t->seg_off[0], stream, count * (size_t)t->size);
         return;
     }
     for (size_t e = 0; e < count; e++)
@@ -149,7 +163,7 @@ static void scatter(const struct tdesc *t, unsigned char *buf, const unsigned ch
 static void gather(const struct tdesc *t, const unsigned char *buf, unsigned char *stream, size_t count)
 {
     if (t->nseg == 1 && t->seg_len[0] == t->extent) {
-        memcpy(stream, buf, count * (size_t)t->size);
+        memcpy(stream, buf + t->seg_off[0], count * (size_t)t->size);
         return;
     }
     for (size_t e = 0; e < count; e++)
@@ -335,6 +349,13 @@ static void geom_alloc(struct geom *g, MPI_Comm comm, int dpair, bool in_place)
     g->rdispl = calloc((size_t)g->P, sizeof(int));
 }
 
+/* Bytes past the last element's extent that its data reaches (a positive lower bound shifts data up). */
+static size_t tail_bytes(const struct tdesc *t)
+{
+    int end = t->seg_off[t->nseg - 1] + t->seg_len[t->nseg - 1];
+    return end > t->extent ? (size_t)(end - t->extent) : 0;
+}
+
 static void geom_spans(struct geom *g, int trailing_elems)
 {
     g->sspan = g->rspan = 0;
@@ -344,8 +365,8 @@ static void geom_spans(struct geom *g, int trailing_elems)
         if (g->scount[j] && s > g->sspan) g->sspan = s;
         if (g->rcount[j] && r > g->rspan) g->rspan = r;
     }
-    g->sspan += (size_t)trailing_elems * (size_t)g->st->extent;
-    g->rspan += (size_t)trailing_elems * (size_t)g->rt->extent;
+    g->sspan += (size_t)trailing_elems * (size_t)g->st->extent + tail_bytes(g->st);
+    g->rspan += (size_t)trailing_elems * (size_t)g->rt->extent + tail_bytes(g->rt);
 }
 
 static void geom_free(struct geom *g)
@@ -520,8 +541,8 @@ static void inst_check_unchanged(struct inst *in, const struct xbuf *b, int iter
 /* Agrees on a plancoll return code across comm: true when every rank got the same one. */
 static bool same_everywhere(MPI_Comm comm, int rc)
 {
-    int v[2] = {rc, -rc}, m[2];
-    MPI_Allreduce(v, m, 2, MPI_INT, MPI_MAX, comm);
+    int v[2] = {rc, -rc}, m[2] = {0, 0};
+    tl_allreduce(v, m, 2, MPI_INT, MPI_MAX, comm); /* yield-waited: cheap on oversubscribed cores */
     return m[0] == rc && -m[1] == rc;
 }
 
@@ -545,6 +566,51 @@ static void inst_run(struct inst *in, int pair, int iter)
     inst_check_unchanged(in, &in->send[pair], iter, "the send buffer", how);
     inst_check_unchanged(in, &in->recv[other], iter, pair == 0 ? "the second receive buffer" : "the planned receive buffer", how);
     inst_check_unchanged(in, &in->send[other], iter, pair == 0 ? "the second send buffer" : "the planned send buffer", how);
+}
+
+/* Cases skipped because the forced algorithm declared itself inapplicable (reported per run), and why. */
+static int skipped;
+static char skip_detail[512];
+
+/* The variants the plans of a run ran ("alltoall.bruck (radix=4)"): PLANCOLL_ALGORITHM forces an algorithm, not
+ * its parameters, so the run reports which ones the planner picked. */
+static struct {
+    char name[96];
+    int plans;
+} variants_seen[32];
+static int nvariants_seen;
+
+static void record_variant(plancoll_plan plan)
+{
+    char *text = NULL, name[96] = "";
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return;
+    plancoll_fprint_plan(plan, f);
+    fclose(f);
+    const char *tag = "  algorithm   ", *line = text ? strstr(text, tag) : NULL;
+    if (line) {
+        line += strlen(tag);
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(line, "\n"), line);
+    }
+    free(text);
+    int i = 0;
+    while (i < nvariants_seen && strcmp(variants_seen[i].name, name) != 0) i++;
+    if (i == nvariants_seen) {
+        if (nvariants_seen == (int)(sizeof variants_seen / sizeof variants_seen[0])) return;
+        snprintf(variants_seen[i].name, sizeof variants_seen[i].name, "%s", name);
+        variants_seen[i].plans = 0;
+        nvariants_seen++;
+    }
+    variants_seen[i].plans++;
+}
+
+static void print_variants(void)
+{
+    if (tl_rank != 0) return;
+    printf("    ran:");
+    for (int i = 0; i < nvariants_seen; i++) printf("%s %s x%d", i ? "," : "", variants_seen[i].name, variants_seen[i].plans);
+    printf("\n");
 }
 
 /* The collective's plan call, with the instance's buffers and the given types (defined per program). */
@@ -586,7 +652,7 @@ static int inst_plan(struct inst *in, unsigned flags, const char *forced, int ex
         return 0;
     }
     if (rc == PLANCOLL_ERR_INAPPLICABLE && forced && agreed) {
-        if (g->me == 0) printf("note: %s is inapplicable to case '%s' on %s: %s\n", forced, in->name, in->comm_name, detail);
+        if (skipped++ == 0) snprintf(skip_detail, sizeof skip_detail, "case '%s' on %s: %s", in->name, in->comm_name, detail);
         return 0;
     }
     if (!agreed) inst_fail(in, 0, "planning returned different codes on different ranks (here %d)", rc);
@@ -610,6 +676,7 @@ static int inst_plan(struct inst *in, unsigned flags, const char *forced, int ex
                  "case '%s': the planner chose '%s', not an %s algorithm", in->name, chosen ? chosen : "(null)", COLL);
     inst_check_unchanged(in, &in->send[0], 0, "the send buffer", "planning");
     inst_check_unchanged(in, &in->recv[0], 0, "the receive buffer", "planning");
+    record_variant(in->plan);
     return 1;
 }
 
@@ -619,7 +686,8 @@ static void inst_destroy(struct inst *in)
         TL_OK(plancoll_destroy_plan(&in->plan));
         TL_CHECK(in->plan == NULL, "case '%s': plancoll_destroy_plan did not set the handle to NULL", in->name);
     }
-    if (in->failures > MAX_REPORTS)
+    static int summaries; /* a few, like the messages themselves */
+    if (in->failures > MAX_REPORTS && summaries++ < 10)
         fprintf(stderr, "[rank %d] " COLL " algorithm=%s case='%s' comm=%s: %ld failures in all (%d shown)\n", tl_rank,
                 in->alg, in->name, in->comm_name, in->failures, MAX_REPORTS);
     for (int pair = 0; pair < 2; pair++) {
@@ -702,6 +770,9 @@ static const struct v_case cases[] = {
     /* 21 */ {PAT_RANDOM, 10, D_INT, PACKED, false, MIS_ONE},
     /* 22 */ {PAT_UNIFORM, 5, D_DOUBLE, SCATTERED, false, MIS_ALL},
     /* 23 */ {PAT_RANDOM, 10, D_INT, SCATTERED, true, MIS_ASYM},
+    /* 24 */ {PAT_RANDOM, 9, D_SHIFTED, SCATTERED, false, MIS_NONE},
+    /* 25 */ {PAT_RANDOM, 9, D_SHIFTED, PACKED, true, MIS_NONE},
+    /* 26 */ {PAT_RANDOM, 10, D_VECTOR_TO_INTS, SCATTERED, false, MIS_NONE},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -735,6 +806,9 @@ static void count_matrix(const struct v_case *c, int P, uint64_t seed, int *C)
                 C[s * P + d] = c->param + (int)(tl_rand(&st) % (uint64_t)(c->param / 2 + 1));
             }
     }
+    const int ssize = tdescs[dpairs[c->dpair].send].size;
+    if (ssize > rsize) /* whole send elements: vector (8 B) -> int (4 B) needs even int counts */
+        for (int i = 0; i < P * P; i++) C[i] *= ssize / rsize;
     if (c->in_place && c->mis != MIS_ASYM) /* in place, what r sends j is what it receives from j */
         for (int s = 0; s < P; s++)
             for (int d = 0; d < s; d++) C[s * P + d] = C[d * P + s];
@@ -742,7 +816,8 @@ static void count_matrix(const struct v_case *c, int P, uint64_t seed, int *C)
 }
 
 /* Displacements (in elements) of P blocks of the given counts: packed in rank order, or in a seeded order
- * with a gap of 1-3 elements before each block. */
+ * with a gap of 1-3 elements before each block and zero-count blocks pointing past the end of the buffer
+ * (MPI never touches them). */
 static void displacements(enum dmode mode, int P, const int *count, uint64_t seed, int *displ)
 {
     int *order = malloc(sizeof(int) * (size_t)(P > 0 ? P : 1));
@@ -767,6 +842,9 @@ static void displacements(enum dmode mode, int P, const int *count, uint64_t see
         displ[order[i]] = at;
         at += count[order[i]];
     }
+    if (mode == SCATTERED)
+        for (int j = 0; j < P; j++)
+            if (count[j] == 0) displ[j] = at + 1000 + j;
     free(order);
 }
 
@@ -837,23 +915,31 @@ static void run_all_cases(const char *alg, const char *forced, unsigned flags, c
     }
 }
 
-/* Plans of every algorithm (and the planner's choice, and one on the parity split) alive at once,
- * executed interleaved in a rotating order; every plan's buffers are checked after every round. */
+/* Plans of every algorithm (and the planner's choice, and one on a duplicate of the parity split that is
+ * freed right after planning: the plan must outlive it) alive at once, executed interleaved in a rotating
+ * order; every plan's buffers are checked after every round. */
 static void run_interleaved(const char **algs, int nalgs, const struct comms *cm)
 {
-    static const int mix_cases[] = {5, 9, 13, 2, 17, 10, 7};
-    enum { NMIX = sizeof mix_cases / sizeof mix_cases[0] };
+    /* forced algorithms get contiguous types (some algorithms need them); the planner's own plan and the
+     * sub-communicator plan get non-contiguous ones */
+    static const int mix_cases[] = {5, 13, 2, 17, 10, 7, 6};
+    enum { NMIX = sizeof mix_cases / sizeof mix_cases[0], AUTO_CASE = 9, SUBCOMM_CASE = 8 };
     struct inst in[MAX_ALGS + 2];
     bool live[MAX_ALGS + 2];
     int n = 0;
     for (int a = 0; a <= nalgs + 1; a++) {
         const char *forced = a < nalgs ? algs[a] : NULL;
-        MPI_Comm comm = a == nalgs + 1 ? cm->parity : MPI_COMM_WORLD;
-        inst_init(&in[n], forced ? forced : "auto-estimate", mix_cases[a % NMIX], comm,
-                  a == nalgs + 1 ? "parity-split (interleaved)" : "world (interleaved)");
+        MPI_Comm comm = MPI_COMM_WORLD;
+        if (a == nalgs + 1) MPI_Comm_dup(cm->parity, &comm);
+        inst_init(&in[n], forced ? forced : "auto-estimate", a < nalgs ? mix_cases[a % NMIX] : a == nalgs ? AUTO_CASE : SUBCOMM_CASE, comm,
+                  a == nalgs + 1 ? "parity-split dup, freed after planning (interleaved)" : "world (interleaved)");
         in[n].salt += 77 + 13 * (uint64_t)n; /* distinct from the single-plan runs and each other */
         tl_force(forced);
         live[n] = inst_plan(&in[n], PLANCOLL_ESTIMATE, forced, PLANCOLL_SUCCESS) > 0;
+        if (comm != MPI_COMM_WORLD) {
+            MPI_Comm_free(&comm);
+            in[n].comm = MPI_COMM_NULL;
+        }
         n++;
     }
     tl_force(NULL);
@@ -907,6 +993,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < nruns; r++) {
         double t0 = MPI_Wtime();
         long failures_before = tl_failures;
+        skipped = nvariants_seen = 0;
         tl_force(runs[r].forced);
         if (runs[r].flags & PLANCOLL_MEASURE) plancoll_forget_wisdom();
         run_all_cases(runs[r].label, runs[r].forced, runs[r].flags, &cm);
@@ -915,10 +1002,16 @@ int main(int argc, char **argv)
             printf("alltoallv %-28s %2d cases on world + %d on sub-communicators: %.2f s%s\n", runs[r].label, NCASES,
                    (int)(sizeof subcomm_cases / sizeof subcomm_cases[0]) * (cm.reversed != MPI_COMM_NULL ? 2 : 1),
                    MPI_Wtime() - t0, tl_failures > failures_before ? " (rank 0 saw failures)" : "");
+        if (tl_rank == 0 && skipped)
+            printf("    %d cases skipped: %s declared itself inapplicable (first: %s)\n", skipped, runs[r].label,
+                   skip_detail);
+        print_variants();
     }
     double t0 = MPI_Wtime();
+    nvariants_seen = 0;
     run_interleaved(algs, nalgs, &cm);
     if (tl_rank == 0) printf("alltoallv interleaved plans (%d alive at once): %.2f s\n", nalgs + 2, MPI_Wtime() - t0);
+    print_variants();
 
     MPI_Comm_free(&cm.parity);
     if (cm.reversed != MPI_COMM_NULL) MPI_Comm_free(&cm.reversed);

@@ -25,12 +25,13 @@ void tl_fail(const char *file, int line, const char *fmt, ...)
 {
     tl_failures++;
     if (tl_failures > 20) return; /* the count still grows; the log stays readable */
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "[rank %d] FAIL %s:%d: ", tl_rank, file, line);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* one write per line, so lines of different ranks do not interleave */
+    fprintf(stderr, "[rank %d] FAIL %s:%d: %s\n", tl_rank, file, line, msg);
 }
 
 static int tl_wait(MPI_Request *req)
