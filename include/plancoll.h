@@ -151,6 +151,28 @@ PLANCOLL_API const char *plancoll_algorithm_name(int index, const char **collect
 /* Forgets every decision remembered by MEASURE and above in this process (local). */
 PLANCOLL_API void plancoll_forget_wisdom(void);
 
+/* ---- Node-shared memory -------------------------------------------------------------------------
+ * Buffers from plancoll_malloc live in memory that every rank of the same node maps, so a plan on the same
+ * communicator can read a node peer's send buffer (or write its receive buffer) directly: one copy instead
+ * of two through a shared segment. Any buffer still works with any plan; heap buffers are only faster.
+ *
+ * plancoll_malloc: collective over comm (every rank calls it, in the same order as its other plancoll and MPI
+ * collectives on comm); each rank may ask for a different size. *ptr receives a block of at least size
+ * bytes, aligned to 64 bytes, not initialised. size 0 gives *ptr = NULL and success (like malloc(0);
+ * plancoll_free(NULL) is a no-op). Errors: ptr NULL is PLANCOLL_ERR_NULL_BUFFER, more than 2^60 bytes PLANCOLL_ERR_OVERFLOW,
+ * MPI_COMM_NULL PLANCOLL_ERR_COMM, an intercommunicator PLANCOLL_ERR_INTERCOMM; when any rank's arguments
+ * are invalid every rank fails (the others with PLANCOLL_ERR_REMOTE) and nothing is allocated. On failure
+ * *ptr (when ptr is not NULL) is NULL. The memory belongs to comm: it is released when comm is freed (after
+ * the last plan on comm is destroyed), and every pointer from this heap is invalid from then on; a heap on
+ * MPI_COMM_WORLD lasts until MPI_Finalize. */
+PLANCOLL_API int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr);
+
+/* Returns a block from plancoll_malloc for reuse. Local (no communication): ranks free independently.
+ * NULL is a no-op success. A pointer that is not a live block from plancoll_malloc on this process (an
+ * interior pointer, a block freed already, a node peer's block, memory of a freed communicator's heap, any
+ * other memory) is PLANCOLL_ERR_ARGUMENT with a detail saying which; nothing is freed and nothing crashes. */
+PLANCOLL_API int plancoll_free(void *ptr);
+
 /* ---- Environment ---------------------------------------------------------------------------------
  * PLANCOLL_ALGORITHM=name[,name...]  restricts plans of each named algorithm's collective to the named
  *     algorithms (one name: forced). An unknown name is PLANCOLL_ERR_ALGORITHM; a named algorithm that cannot

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the unit tests, the MPI tests at P in
-# {1,2,3,4,5,7,8} and on 2-3 emulated nodes, and the same suites again under AddressSanitizer and
-# UndefinedBehaviorSanitizer (PLANCOLL_SKIP_SANITIZERS=1 skips that pass). Ends with one line
+# {1,2,3,4,5,7,8} and on 2-3 emulated nodes, and then the unit tests and every MPI program at 3 ranks and at
+# 5 ranks on 2 nodes again under AddressSanitizer and UndefinedBehaviorSanitizer (PLANCOLL_SKIP_SANITIZERS=1 skips that pass). Ends with one line
 # "N passed, N failed" over everything it ran. Extra arguments go to `meson test` (e.g. --suite unit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +54,7 @@ if [ "${PLANCOLL_SKIP_SANITIZERS:-0}" != "1" ]; then
   # is left to the unit tests (no MPI) and to valgrind; ASan still checks every access.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   config_args=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
-  run_suite build-sanitize --suite unit --suite badinput --suite plans --suite shm --suite allreduce "$@"
+  run_suite build-sanitize --suite unit --suite sanitize "$@"
 fi
 echo "test wall time: $(( $(date +%s) - start )) s"
 echo "$total_pass passed, $total_fail failed"

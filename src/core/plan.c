@@ -168,10 +168,11 @@ static const struct pc_wisdom_entry *agreed_wisdom(struct plancoll_plan_s *p, co
 
 static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
 {
-    int allowed[PC_MAX_CANDIDATES], nallowed = 0;
+    struct pc_forced allowed[PC_MAX_CANDIDATES];
+    int nallowed = 0;
     const char *forced_text = getenv("PLANCOLL_ALGORITHM");
     if (!local) local = pc_check_flags(p->flags);
-    if (!local) local = pc_parse_algorithm_list(forced_text, p->prob.coll, allowed, PC_MAX_CANDIDATES, &nallowed);
+    if (!local) local = pc_parse_forced(forced_text, p->prob.coll, allowed, PC_MAX_CANDIDATES, &nallowed);
     if (!local && pc_wait_mode_from_env() < 0)
         local = pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_WAIT='%s': use spin, yield or auto", getenv("PLANCOLL_WAIT"));
 
@@ -201,7 +202,8 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     pc_default_model(&model);
     struct pc_candidate cands[PC_MAX_CANDIDATES];
     int ncands = 0;
-    err = pc_enumerate(&p->prob, nallowed ? allowed : NULL, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands);
+    err = nallowed ? pc_enumerate_forced(&p->prob, allowed, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands)
+                   : pc_enumerate(&p->prob, NULL, 0, &model, cands, PC_MAX_CANDIDATES, &ncands);
     struct pc_decision d;
     memset(&d, 0, sizeof d);
     const struct pc_wisdom_entry *w = NULL;

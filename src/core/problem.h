@@ -18,6 +18,7 @@ struct pc_shape {
     int nnodes;
     int min_ppn, max_ppn;
     bool oversubscribed; /* a host holds more ranks than cores */
+    int numa_domains;    /* most NUMA domains of any node */
 };
 
 struct pc_problem {

@@ -5,6 +5,8 @@
 #include "../core/algorithm.h"
 
 extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native, pc_alltoall_bruck;
+extern const struct pc_algorithm pc_alltoall_leader, pc_alltoall_mpml, pc_alltoall_onmpml;
+extern const struct pc_algorithm pc_alltoall_pap;
 extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
 extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
 
@@ -17,6 +19,10 @@ static const struct pc_algorithm *const registry[] = {
     &pc_allreduce_rabenseifner,
     &pc_allreduce_native,
     &pc_alltoall_bruck,
+    &pc_alltoall_leader,
+    &pc_alltoall_mpml,
+    &pc_alltoall_onmpml,
+    &pc_alltoall_pap,
 };
 
 int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }

@@ -16,7 +16,52 @@ void pc_default_model(struct pc_machine_model *m)
     m->copy_us_per_b = 1.0 / 10000.0;
 }
 
-int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n)
+static int parse_int(const char *v, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || x < 0 || x > 1 << 20) return -1;
+    *out = (int)x;
+    return 0;
+}
+
+/* Applies "key=value" to f; returns 0, or -1 for an unknown key or a bad value. */
+static int parse_param(char *kv, struct pc_forced *f)
+{
+    char *eq = strchr(kv, '=');
+    if (!eq) return -1;
+    *eq = '\0';
+    const char *k = kv, *v = eq + 1;
+    if (strcmp(k, "leaders") == 0) {
+        f->mask |= PC_PARAM_LEADERS;
+        return parse_int(v, &f->params.leaders);
+    }
+    if (strcmp(k, "placement") == 0) {
+        f->mask |= PC_PARAM_PLACEMENT;
+        if (strcmp(v, "first") == 0) f->params.placement = 0;
+        else if (strcmp(v, "numa") == 0) f->params.placement = 1;
+        else return -1;
+        return 0;
+    }
+    if (strcmp(k, "depth") == 0 || strcmp(k, "segments") == 0) {
+        f->mask |= PC_PARAM_SEGMENTS;
+        return parse_int(v, &f->params.segments);
+    }
+    if (strcmp(k, "transport") == 0) {
+        f->mask |= PC_PARAM_TRANSPORT;
+        if (strcmp(v, "p2p") == 0) f->params.transport = 0;
+        else if (strcmp(v, "put") == 0) f->params.transport = 1;
+        else return -1;
+        return 0;
+    }
+    if (strcmp(k, "radix") == 0) {
+        f->mask |= PC_PARAM_RADIX;
+        return parse_int(v, &f->params.radix) || f->params.radix < 2 ? -1 : 0;
+    }
+    return -1;
+}
+
+int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced *out, int max, int *n)
 {
     *n = 0;
     if (!text) return PLANCOLL_SUCCESS;
@@ -26,24 +71,109 @@ int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out,
         if (!*p) break;
         const char *end = p;
         while (*end && *end != ',' && *end != ' ') end++;
-        char name[96];
+        char entry[256];
         size_t len = (size_t)(end - p);
-        if (len >= sizeof name) return pc_error(PLANCOLL_ERR_ALGORITHM, "PLANCOLL_ALGORITHM: name too long");
-        memcpy(name, p, len);
-        name[len] = '\0';
-        int idx = pc_registry_find(name);
+        const char *colon = memchr(p, ':', len);
+        size_t name_len = colon ? (size_t)(colon - p) : len;
+        if (name_len >= 96 || len >= sizeof entry) return pc_error(PLANCOLL_ERR_ALGORITHM, "PLANCOLL_ALGORITHM: name too long");
+        memcpy(entry, p, len);
+        entry[len] = '\0';
+        entry[name_len] = '\0';
+        int idx = pc_registry_find(entry);
         if (idx < 0)
             return pc_error(PLANCOLL_ERR_ALGORITHM,
                             "PLANCOLL_ALGORITHM names '%s', which is not a registered algorithm "
                             "(plancoll-bench --list shows them)",
-                            name);
+                            entry);
+        struct pc_forced f;
+        memset(&f, 0, sizeof f);
+        f.alg = idx;
+        for (char *kv = colon ? entry + name_len + 1 : NULL; kv;) {
+            char *next = strchr(kv, ':');
+            if (next) *next++ = '\0';
+            char copy[128];
+            snprintf(copy, sizeof copy, "%s", kv);
+            if (parse_param(kv, &f) != 0)
+                return pc_error(PLANCOLL_ERR_ALGORITHM,
+                                "PLANCOLL_ALGORITHM: '%s' of %s is not a parameter (leaders=N, placement=first|numa, "
+                                "depth=N, transport=p2p|put, radix=N)",
+                                copy, entry);
+            kv = next;
+        }
         if (pc_registry_get(idx)->collective == coll) {
             bool dup = false;
-            for (int i = 0; i < *n; i++) dup = dup || out[i] == idx;
-            if (!dup && *n < max) out[(*n)++] = idx;
+            for (int i = 0; i < *n; i++)
+                dup = dup || (out[i].alg == f.alg && out[i].mask == f.mask &&
+                              memcmp(&out[i].params, &f.params, sizeof f.params) == 0);
+            if (!dup && *n < max) out[(*n)++] = f;
         }
         p = end;
     }
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n)
+{
+    struct pc_forced f[PC_MAX_CANDIDATES];
+    int nf = 0;
+    *n = 0;
+    int err = pc_parse_forced(text, coll, f, PC_MAX_CANDIDATES, &nf);
+    if (err) return err;
+    for (int i = 0; i < nf; i++) {
+        bool dup = false;
+        for (int j = 0; j < *n; j++) dup = dup || out[j] == f[i].alg;
+        if (!dup && *n < max) out[(*n)++] = f[i].alg;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static bool params_match(const struct pc_params *v, const struct pc_forced *f)
+{
+    return (!(f->mask & PC_PARAM_LEADERS) || v->leaders == f->params.leaders) &&
+           (!(f->mask & PC_PARAM_PLACEMENT) || v->placement == f->params.placement) &&
+           (!(f->mask & PC_PARAM_SEGMENTS) || v->segments == f->params.segments) &&
+           (!(f->mask & PC_PARAM_TRANSPORT) || v->transport == f->params.transport) &&
+           (!(f->mask & PC_PARAM_RADIX) || v->radix == f->params.radix);
+}
+
+static void params_apply(struct pc_params *v, const struct pc_forced *f)
+{
+    if (f->mask & PC_PARAM_LEADERS) v->leaders = f->params.leaders;
+    if (f->mask & PC_PARAM_PLACEMENT) v->placement = f->params.placement;
+    if (f->mask & PC_PARAM_SEGMENTS) v->segments = f->params.segments;
+    if (f->mask & PC_PARAM_TRANSPORT) v->transport = f->params.transport;
+    if (f->mask & PC_PARAM_RADIX) v->radix = f->params.radix;
+}
+
+int pc_enumerate_forced(const struct pc_problem *p, const struct pc_forced *forced, int nforced,
+                        const struct pc_machine_model *m, struct pc_candidate *out, int max, int *n)
+{
+    *n = 0;
+    for (int i = 0; i < nforced; i++) {
+        const struct pc_algorithm *a = pc_registry_get(forced[i].alg);
+        if (!a || a->collective != p->coll) continue;
+        const char *why = a->inapplicable ? a->inapplicable(p) : NULL;
+        if (why) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "%s cannot run this problem: %s", a->name, why);
+        struct pc_params variants[PC_MAX_VARIANTS];
+        memset(variants, 0, sizeof variants);
+        int nv = a->variants ? a->variants(p, variants, PC_MAX_VARIANTS) : 1;
+        int kept = 0;
+        for (int v = 0; v < nv && *n < max; v++) {
+            if (!params_match(&variants[v], &forced[i])) continue;
+            out[*n] = (struct pc_candidate){.alg = forced[i].alg, .params = variants[v], .measured_us = -1.0};
+            out[*n].predicted_us = a->estimate ? a->estimate(p, &variants[v], m) : 0.0;
+            (*n)++;
+            kept++;
+        }
+        if (kept == 0 && *n < max) {
+            struct pc_params v = nv > 0 ? variants[0] : (struct pc_params){0};
+            params_apply(&v, &forced[i]);
+            out[*n] = (struct pc_candidate){.alg = forced[i].alg, .params = v, .measured_us = -1.0};
+            out[*n].predicted_us = a->estimate ? a->estimate(p, &v, m) : 0.0;
+            (*n)++;
+        }
+    }
+    if (*n == 0) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "no algorithm can run this %s", pc_collective_name(p->coll));
     return PLANCOLL_SUCCESS;
 }
 

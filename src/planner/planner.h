@@ -32,6 +32,26 @@ struct pc_planner_hooks {
  * *n receives how many of coll's algorithms were named (0: no restriction). */
 int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n);
 
+/* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
+ * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
+ * transport=p2p|put, radix). */
+#define PC_PARAM_LEADERS (1u << 0)
+#define PC_PARAM_PLACEMENT (1u << 1)
+#define PC_PARAM_SEGMENTS (1u << 2)
+#define PC_PARAM_TRANSPORT (1u << 3)
+#define PC_PARAM_RADIX (1u << 4)
+struct pc_forced {
+    int alg;
+    struct pc_params params; /* the fixed values */
+    unsigned mask;           /* which fields are fixed */
+};
+/* Parses the entries of text that belong to coll. Unknown names, keys or values are PLANCOLL_ERR_ALGORITHM. */
+int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced *out, int max, int *n);
+/* Candidates of the forced entries: the variants matching each entry's fixed fields, or, when none match, the
+ * entry's values over the algorithm's first variant (so any leader count can be forced; the algorithm clamps). */
+int pc_enumerate_forced(const struct pc_problem *p, const struct pc_forced *forced, int nforced,
+                        const struct pc_machine_model *m, struct pc_candidate *out, int max, int *n);
+
 /* The default machine model until calibration lands. */
 void pc_default_model(struct pc_machine_model *m);
 

@@ -6,12 +6,14 @@
 
 #include "../core/errors.h"
 #include "../core/plan.h"
+#include "heap.h"
 #include "wait.h"
 
 static int layout_keyval = MPI_KEYVAL_INVALID;
 
 static void layout_free(struct pc_layout *L)
 {
+    pc_heap_destroy(L->heap); /* collective over the node (MPI_Win_free): every heap pointer dies here */
     if (L->segment) {
         struct pc_segment *seg = L->segment;
         L->segment = NULL;
@@ -30,6 +32,7 @@ static void layout_free(struct pc_layout *L)
     free(L->node_first);
     free(L->node_ranks);
     free(L->numa_of_local);
+    free(L->numa_of_rank);
     free(L);
 }
 
@@ -151,7 +154,23 @@ static int discover_numa(struct pc_layout *L)
     for (int i = 0; i < L->node_size; i++)
         L->numa_of_local[i] = all_bound ? all[2 * i + 1] : pc_numa_by_rank(i, L->node_size, L->num_numa);
     free(all);
-    return PLANCOLL_SUCCESS;
+    /* Every rank's domain and the largest domain count, so leaders of other nodes can be placed too. */
+    int pair[2] = {L->numa_of_local[L->node_rank], L->num_numa};
+    int *every = malloc(sizeof(int) * 2 * (size_t)L->size);
+    L->numa_of_rank = malloc(sizeof(int) * (size_t)L->size);
+    if (!every || !L->numa_of_rank) {
+        free(every);
+        return pc_error(PLANCOLL_ERR_NOMEM, "NUMA map");
+    }
+    rc = MPI_Iallgather(pair, 2, MPI_INT, every, 2, MPI_INT, L->comm, &req);
+    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (NUMA map)");
+    L->max_numa = 1;
+    for (int r = 0; !err && r < L->size; r++) {
+        L->numa_of_rank[r] = every[2 * r];
+        if (every[2 * r + 1] > L->max_numa) L->max_numa = every[2 * r + 1];
+    }
+    free(every);
+    return err;
 }
 
 static int create_control(struct pc_layout *L)
@@ -243,4 +262,5 @@ void pc_layout_shape(const struct pc_layout *L, struct pc_shape *s)
         if (L->node_sizes[k] > s->max_ppn) s->max_ppn = L->node_sizes[k];
     }
     s->oversubscribed = L->any_oversubscribed;
+    s->numa_domains = L->max_numa;
 }

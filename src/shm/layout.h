@@ -41,6 +41,8 @@ struct pc_layout {
     int num_numa;             /* NUMA domains of this node as hwloc sees it (>= 1) */
     int *numa_of_local;       /* [node_size] NUMA domain of each node rank */
     bool numa_from_binding;   /* true when read from this rank's CPU binding, false when dealt by rank */
+    int *numa_of_rank;        /* [size] NUMA domain of every rank (to place other nodes' leaders) */
+    int max_numa;             /* most NUMA domains of any node */
 
     int host_ranks;           /* ranks on this host (cliques emulate nodes on one host) */
     int host_cores;           /* online CPUs of this host */
@@ -53,6 +55,7 @@ struct pc_layout {
     uint64_t barrier_seq;     /* how many node barriers this rank has passed */
 
     struct pc_segment *segment; /* current data segment, or NULL until a plan asks for one */
+    struct pc_heap *heap;       /* plancoll_malloc's node-shared heap (shm/heap.h), NULL until first used */
 };
 
 /* The layout of comm, created (collectively) at first use. Adds a reference the caller must release. */

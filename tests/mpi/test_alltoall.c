@@ -662,9 +662,10 @@ static int inst_plan(struct inst *in, unsigned flags, const char *forced, int ex
     inst_pass();
     const char *chosen = plancoll_plan_algorithm(in->plan);
     size_t prefix = strlen(COLL);
+    size_t forced_len = forced ? strcspn(forced, ":") : 0; /* "name:leaders=2" forces name with parameters */
     if (forced)
-        TL_CHECK(chosen && strcmp(chosen, forced) == 0, "case '%s': forced %s but the plan runs %s", in->name, forced,
-                 chosen ? chosen : "(null)");
+        TL_CHECK(chosen && strncmp(chosen, forced, forced_len) == 0 && chosen[forced_len] == '\0',
+                 "case '%s': forced %s but the plan runs %s", in->name, forced, chosen ? chosen : "(null)");
     else
         TL_CHECK(chosen && strncmp(chosen, COLL, prefix) == 0 && chosen[prefix] == '.',
                  "case '%s': the planner chose '%s', not an %s algorithm", in->name, chosen ? chosen : "(null)", COLL);
@@ -877,9 +878,17 @@ int main(int argc, char **argv)
     cm.reversed = MPI_COMM_NULL;
     if (tl_size >= 3) MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - 1 - tl_rank, &cm.reversed);
 
-    struct run runs[MAX_ALGS + 2];
+    /* Parameter values the planner would not necessarily pick, forced so that each is tested: leader counts
+     * (including more than a node has: clamped), NUMA-spread placement, a bounded pipeline, Bruck radices. */
+    static const char *const param_runs[] = {
+        "alltoall.mpml:leaders=2",           "alltoall.mpml:leaders=3:placement=numa", "alltoall.mpml:leaders=99",
+        "alltoall.onmpml:leaders=2:depth=1", "alltoall.bruck:radix=3",                  "alltoall.bruck:radix=4",
+    };
+    struct run runs[MAX_ALGS + 2 + sizeof param_runs / sizeof param_runs[0]];
     int nruns = 0;
     for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE};
+    for (size_t i = 0; i < sizeof param_runs / sizeof param_runs[0]; i++)
+        runs[nruns++] = (struct run){param_runs[i], param_runs[i], PLANCOLL_ESTIMATE};
     runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE};
     runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE};
 

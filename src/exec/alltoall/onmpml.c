@@ -1,0 +1,47 @@
+/* alltoall.onmpml (ONMPML, seed 000 Alg. 5, T_ONMPML = T_start + max(T_inter, T_intra) + T_end): MPML whose
+ * leaders post their receives first, send each destination node's blocks as soon as every rank of the node has
+ * gathered them (while the rest is still being gathered), keep at most `segments` sends in flight (0: all), and
+ * whose ranks scatter each source node's blocks as soon as they land. Parameters: leaders, placement, pipeline
+ * depth. Engine node_aware.c; cost pc_na_estimate with overlap. */
+#include "node_aware.h"
+
+int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);
+
+static struct pc_na_config config_of(const struct pc_params *p)
+{
+    struct pc_na_config c = {.leaders = p->leaders, .numa_spread = p->placement == 1, .overlap = true,
+                             .depth = p->segments};
+    return c;
+}
+
+static int variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    int n = pc_na_leader_variants(p, out, max, 0);
+    if (p->shape.nnodes > 2) /* a bounded pipeline differs from an unbounded one only with several peers */
+        n += pc_na_leader_variants(p, out + n, max - n, 1);
+    return n;
+}
+
+static int setup(struct plancoll_plan_s *plan)
+{
+    struct pc_na_config c = config_of(&plan->params);
+    return pc_na_setup(plan, &c);
+}
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    struct pc_na_config c = config_of(params);
+    return pc_na_estimate(p, &c, m);
+}
+
+const struct pc_algorithm pc_alltoall_onmpml = {
+    .name = "alltoall.onmpml",
+    .collective = PC_ALLTOALL,
+    .summary = "ONMPML: multi-leader with gather, send, receive and scatter overlapped; pipeline depth",
+    .inapplicable = pc_na_inapplicable,
+    .variants = variants,
+    .estimate = estimate,
+    .setup = setup,
+    .execute = pc_na_execute,
+    .teardown = pc_na_teardown,
+};

@@ -1,0 +1,501 @@
+/* The node-shared heap: plancoll_malloc / plancoll_free and the lookups of heap.h (which describes the
+ * design).  Bookkeeping lives in process-local memory; the shared arenas hold user data only. */
+#include "heap.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../core/errors.h"
+#include "../core/plan.h"
+#include "../core/validate.h"
+#include "layout.h"
+
+/* Sizes past this are refused (as in validate.c): part sizes are doubled and rounded without overflow. */
+#define HEAP_MAX_BYTES ((size_t)1 << 60)
+/* Geometric growth stops doubling past this step, so one large block does not make every later arena
+ * twice as large (the memory is only reserved, but /dev/shm may be smaller than the sum). */
+#define HEAP_MAX_STEP ((size_t)1 << 30)
+#define HEAP_PAGE ((size_t)4096)
+
+struct heap_arena {
+    MPI_Win win;
+    char **base;  /* [node_size] start of each node rank's part in this process (NULL for an empty part) */
+    size_t *size; /* [node_size] bytes of each part */
+};
+
+/* One block of this rank's parts, free or live. Records are indices into heap->blocks, recycled. */
+struct heap_block {
+    size_t off, size;  /* from the start of this rank's part of the arena; size a multiple of PC_HEAP_ALIGN */
+    int arena;
+    int prev, next;    /* address neighbours in the same part (-1: none) */
+    int fprev, fnext;  /* free-list links, or the spare-record chain (fnext) */
+    bool used;
+};
+
+struct pc_heap {
+    struct pc_heap *next_heap; /* every live heap of the process, for plancoll_free (which has no comm) */
+    MPI_Comm node_comm;        /* the layout's: arenas are collective over it */
+    int node_rank, node_size;
+
+    struct heap_arena *arenas;
+    int narenas, arenas_cap;
+    size_t largest_part;       /* of this rank: the next part is at least twice it (up to HEAP_MAX_STEP more) */
+    char **spare_base;         /* the next arena's per-rank arrays, reserved before the node agrees */
+    size_t *spare_size;
+
+    struct heap_block *blocks;
+    int blocks_cap, spare;     /* spare: chain of unused records */
+    int free_head;             /* first-fit list of free blocks, most recently freed first */
+
+    uintptr_t *keys;           /* live blocks by address: open addressing, linear probing; 0 = empty */
+    int *vals;
+    size_t hcap, hcount;       /* hcap = 2^hbits, hcount <= hcap / 2 */
+    int hbits;
+};
+
+static struct pc_heap *all_heaps;
+
+/* ---- records ---- */
+static int record_reserve(struct pc_heap *h, int n)
+{
+    int avail = 0;
+    for (int i = h->spare; i >= 0 && avail < n; i = h->blocks[i].fnext) avail++;
+    if (avail >= n) return PLANCOLL_SUCCESS;
+    int cap = h->blocks_cap ? 2 * h->blocks_cap : 64;
+    struct heap_block *grown = realloc(h->blocks, sizeof *grown * (size_t)cap);
+    if (!grown) return pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: heap bookkeeping of %d blocks", cap);
+    h->blocks = grown;
+    for (int i = cap - 1; i >= h->blocks_cap; i--) {
+        h->blocks[i].fnext = h->spare;
+        h->spare = i;
+    }
+    h->blocks_cap = cap;
+    return PLANCOLL_SUCCESS;
+}
+
+/* Never fails: callers reserved records first (so nothing fails after the node has agreed). */
+static int record_take(struct pc_heap *h)
+{
+    int i = h->spare;
+    h->spare = h->blocks[i].fnext;
+    return i;
+}
+
+static void record_put(struct pc_heap *h, int i)
+{
+    h->blocks[i].fnext = h->spare;
+    h->spare = i;
+}
+
+/* ---- free list ---- */
+static void free_push(struct pc_heap *h, int i)
+{
+    struct heap_block *b = &h->blocks[i];
+    b->used = false;
+    b->fprev = -1;
+    b->fnext = h->free_head;
+    if (h->free_head >= 0) h->blocks[h->free_head].fprev = i;
+    h->free_head = i;
+}
+
+static void free_unlink(struct pc_heap *h, int i)
+{
+    struct heap_block *b = &h->blocks[i];
+    if (b->fprev >= 0)
+        h->blocks[b->fprev].fnext = b->fnext;
+    else
+        h->free_head = b->fnext;
+    if (b->fnext >= 0) h->blocks[b->fnext].fprev = b->fprev;
+}
+
+/* ---- live blocks by address ---- */
+static size_t hash_slot(const struct pc_heap *h, uintptr_t key)
+{
+    /* Blocks are 64-aligned: drop the zero bits, then Fibonacci hashing (the top hbits of the product). */
+    return (size_t)(((uint64_t)(key >> 6) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - h->hbits));
+}
+
+static void hash_put(struct pc_heap *h, uintptr_t key, int val)
+{
+    size_t s = hash_slot(h, key);
+    while (h->keys[s]) s = (s + 1) & (h->hcap - 1);
+    h->keys[s] = key;
+    h->vals[s] = val;
+    h->hcount++;
+}
+
+static int hash_reserve(struct pc_heap *h, size_t extra)
+{
+    if (2 * (h->hcount + extra) <= h->hcap) return PLANCOLL_SUCCESS;
+    size_t cap = h->hcap ? 2 * h->hcap : 256;
+    int bits = h->hcap ? h->hbits + 1 : 8;
+    while (2 * (h->hcount + extra) > cap) {
+        cap *= 2;
+        bits++;
+    }
+    uintptr_t *keys = calloc(cap, sizeof *keys);
+    int *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: heap index of %zu entries", cap);
+    }
+    uintptr_t *old_keys = h->keys;
+    int *old_vals = h->vals;
+    size_t old_cap = h->hcap;
+    h->keys = keys;
+    h->vals = vals;
+    h->hcap = cap;
+    h->hbits = bits;
+    h->hcount = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old_keys[i]) hash_put(h, old_keys[i], old_vals[i]);
+    free(old_keys);
+    free(old_vals);
+    return PLANCOLL_SUCCESS;
+}
+
+/* Removes key and returns its block, or -1. Backward-shift deletion: no tombstones, probes stay short. */
+static int hash_take(struct pc_heap *h, uintptr_t key)
+{
+    if (!h->hcap) return -1;
+    size_t s = hash_slot(h, key);
+    while (h->keys[s] && h->keys[s] != key) s = (s + 1) & (h->hcap - 1);
+    if (!h->keys[s]) return -1;
+    int val = h->vals[s];
+    size_t hole = s;
+    for (size_t j = (s + 1) & (h->hcap - 1); h->keys[j]; j = (j + 1) & (h->hcap - 1)) {
+        size_t home = hash_slot(h, h->keys[j]);
+        /* Move j into the hole unless its home lies cyclically in (hole, j]. */
+        bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            h->keys[hole] = h->keys[j];
+            h->vals[hole] = h->vals[j];
+            hole = j;
+        }
+    }
+    h->keys[hole] = 0;
+    h->hcount--;
+    return val;
+}
+
+/* ---- heap ---- */
+static char *block_address(const struct pc_heap *h, const struct heap_block *b)
+{
+    return h->arenas[b->arena].base[h->node_rank] + b->off;
+}
+
+static int heap_create(struct pc_layout *L)
+{
+    struct pc_heap *h = calloc(1, sizeof *h);
+    if (!h) return pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: heap");
+    h->node_comm = L->node_comm;
+    h->node_rank = L->node_rank;
+    h->node_size = L->node_size;
+    h->spare = h->free_head = -1;
+    h->next_heap = all_heaps;
+    all_heaps = h;
+    L->heap = h;
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_heap_destroy(struct pc_heap *h)
+{
+    if (!h) return;
+    for (struct pc_heap **p = &all_heaps; *p; p = &(*p)->next_heap)
+        if (*p == h) {
+            *p = h->next_heap;
+            break;
+        }
+    /* Same order on every node rank: MPI_Win_free is collective. */
+    for (int a = 0; a < h->narenas; a++) {
+        MPI_Win_unlock_all(h->arenas[a].win);
+        MPI_Win_free(&h->arenas[a].win);
+        free(h->arenas[a].base);
+        free(h->arenas[a].size);
+    }
+    free(h->arenas);
+    free(h->spare_base);
+    free(h->spare_size);
+    free(h->blocks);
+    free(h->keys);
+    free(h->vals);
+    free(h);
+}
+
+/* Everything a malloc of one block (and possibly one new arena) needs, allocated before the node agrees,
+ * so that a local out-of-memory is reported to every rank instead of leaving a window half made. */
+static int heap_reserve(struct pc_heap *h)
+{
+    int err = record_reserve(h, 2);
+    if (!err) err = hash_reserve(h, 1);
+    if (err) return err;
+    if (h->narenas == h->arenas_cap) {
+        int cap = h->arenas_cap ? 2 * h->arenas_cap : 8;
+        struct heap_arena *grown = realloc(h->arenas, sizeof *grown * (size_t)cap);
+        if (!grown) return pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: %d arenas", cap);
+        h->arenas = grown;
+        h->arenas_cap = cap;
+    }
+    if (!h->spare_base) h->spare_base = malloc(sizeof *h->spare_base * (size_t)h->node_size);
+    if (!h->spare_size) h->spare_size = malloc(sizeof *h->spare_size * (size_t)h->node_size);
+    if (!h->spare_base || !h->spare_size) return pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: arena map");
+    return PLANCOLL_SUCCESS;
+}
+
+/* First fit: the first free block of at least bytes, or -1. */
+static int heap_fit(const struct pc_heap *h, size_t bytes)
+{
+    for (int i = h->free_head; i >= 0; i = h->blocks[i].fnext)
+        if (h->blocks[i].size >= bytes) return i;
+    return -1;
+}
+
+/* This rank's part of a new arena for a request of bytes: geometric growth bounds the number of arenas
+ * (windows) by the logarithm of the total, the cap on the step bounds the waste. */
+static size_t heap_part_for(const struct pc_heap *h, size_t bytes)
+{
+    size_t need = bytes + PC_HEAP_ALIGN; /* room to align the part's start */
+    size_t grow = h->largest_part < HEAP_MAX_STEP ? 2 * h->largest_part : h->largest_part + HEAP_MAX_STEP;
+    size_t part = need > grow ? need : grow;
+    if (part < PC_HEAP_MIN_PART) part = PC_HEAP_MIN_PART;
+    return (part + HEAP_PAGE - 1) / HEAP_PAGE * HEAP_PAGE;
+}
+
+/* Collective over the node: a new arena in which this rank owns part_bytes (0 allowed). Returns the free
+ * block made of this rank's part through *block (-1 for an empty part). */
+static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block)
+{
+    *block = -1;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    /* Contiguous: the node's parts are one mapping per process, every part visible to every rank. */
+    MPI_Info_set(info, "alloc_shared_noncontig", "false");
+    void *mine = NULL;
+    MPI_Win win;
+    int rc = MPI_Win_allocate_shared((MPI_Aint)part_bytes, 1, info, h->node_comm, &mine, &win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) return pc_mpi_error(rc, "MPI_Win_allocate_shared (plancoll_malloc arena)");
+    struct heap_arena *a = &h->arenas[h->narenas];
+    a->win = win;
+    a->base = h->spare_base;
+    a->size = h->spare_size;
+    h->spare_base = NULL;
+    h->spare_size = NULL;
+    int qrc = MPI_SUCCESS;
+    for (int j = 0; j < h->node_size; j++) {
+        MPI_Aint qsize = 0;
+        int disp = 0;
+        void *qbase = NULL;
+        rc = MPI_Win_shared_query(win, j, &qsize, &disp, &qbase);
+        if (rc != MPI_SUCCESS) {
+            qrc = rc;
+            qsize = 0;
+        }
+        a->size[j] = qsize > 0 ? (size_t)qsize : 0;
+        a->base[j] = a->size[j] ? qbase : NULL;
+    }
+    /* Keep an epoch open for the window's lifetime, as the segments do: load/store needs no other call. */
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    int arena = h->narenas++; /* kept even on error: it is freed collectively with the heap */
+    if (qrc != MPI_SUCCESS) return pc_mpi_error(qrc, "MPI_Win_shared_query (plancoll_malloc arena)");
+
+    size_t size = a->size[h->node_rank];
+    if (size > h->largest_part) h->largest_part = size;
+    if (!size) return PLANCOLL_SUCCESS;
+    /* Offsets count from the part's base, which every process maps at the same address modulo a page:
+     * aligning the first block in this process aligns it in every process. */
+    size_t pad = (size_t)(-(uintptr_t)a->base[h->node_rank]) & (PC_HEAP_ALIGN - 1);
+    if (size < pad + PC_HEAP_ALIGN) return PLANCOLL_SUCCESS;
+    int i = record_take(h);
+    struct heap_block *b = &h->blocks[i];
+    b->off = pad;
+    b->size = (size - pad) / PC_HEAP_ALIGN * PC_HEAP_ALIGN;
+    b->arena = arena;
+    b->prev = b->next = -1;
+    free_push(h, i);
+    *block = i;
+    return PLANCOLL_SUCCESS;
+}
+
+/* Takes bytes from free block i (splitting off the rest) and returns its address. */
+static void *heap_take(struct pc_heap *h, int i, size_t bytes)
+{
+    free_unlink(h, i);
+    struct heap_block *b = &h->blocks[i];
+    if (b->size - bytes >= PC_HEAP_ALIGN) {
+        int r = record_take(h);
+        b = &h->blocks[i];
+        struct heap_block *rest = &h->blocks[r];
+        rest->off = b->off + bytes;
+        rest->size = b->size - bytes;
+        rest->arena = b->arena;
+        rest->prev = i;
+        rest->next = b->next;
+        if (b->next >= 0) h->blocks[b->next].prev = r;
+        b->next = r;
+        b->size = bytes;
+        free_push(h, r);
+    }
+    b->used = true;
+    char *p = block_address(h, b);
+    hash_put(h, (uintptr_t)p, i);
+    return p;
+}
+
+static void heap_release(struct pc_heap *h, int i)
+{
+    struct heap_block *b = &h->blocks[i];
+    int n = b->next;
+    if (n >= 0 && !h->blocks[n].used) { /* absorb the free block after */
+        free_unlink(h, n);
+        b->size += h->blocks[n].size;
+        b->next = h->blocks[n].next;
+        if (b->next >= 0) h->blocks[b->next].prev = i;
+        record_put(h, n);
+    }
+    int p = b->prev;
+    if (p >= 0 && !h->blocks[p].used) { /* the free block before absorbs this one (it stays listed) */
+        h->blocks[p].size += b->size;
+        h->blocks[p].next = b->next;
+        if (b->next >= 0) h->blocks[b->next].prev = p;
+        b->used = false;
+        record_put(h, i);
+        return;
+    }
+    free_push(h, i);
+}
+
+/* ---- lookups (heap.h) ---- */
+bool pc_heap_find(const struct pc_layout *L, const void *ptr, size_t bytes, int *arena, size_t *offset)
+{
+    const struct pc_heap *h = L ? L->heap : NULL;
+    if (!h || !ptr) return false;
+    if (bytes == 0) bytes = 1;
+    uintptr_t p = (uintptr_t)ptr;
+    for (int a = 0; a < h->narenas; a++) {
+        size_t size = h->arenas[a].size[h->node_rank];
+        uintptr_t base = (uintptr_t)h->arenas[a].base[h->node_rank];
+        /* Written so that nothing overflows: p - base is checked before it is used. */
+        if (size && p >= base && p - base < size && bytes <= size - (p - base)) {
+            if (arena) *arena = a;
+            if (offset) *offset = (size_t)(p - base);
+            return true;
+        }
+    }
+    return false;
+}
+
+void *pc_heap_peer_address(const struct pc_layout *L, int node_rank, int arena, size_t offset)
+{
+    const struct pc_heap *h = L ? L->heap : NULL;
+    if (!h || arena < 0 || arena >= h->narenas || node_rank < 0 || node_rank >= h->node_size) return NULL;
+    if (offset >= h->arenas[arena].size[node_rank]) return NULL;
+    return h->arenas[arena].base[node_rank] + offset;
+}
+
+int pc_heap_arenas(const struct pc_layout *L)
+{
+    return L && L->heap ? L->heap->narenas : 0;
+}
+
+size_t pc_heap_part_size(const struct pc_layout *L, int node_rank, int arena)
+{
+    const struct pc_heap *h = L ? L->heap : NULL;
+    if (!h || arena < 0 || arena >= h->narenas || node_rank < 0 || node_rank >= h->node_size) return 0;
+    return h->arenas[arena].size[node_rank];
+}
+
+/* ---- public API ---- */
+int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
+{
+    pc_clear_error();
+    if (ptr) *ptr = NULL;
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll_malloc between MPI_Init and MPI_Finalize");
+    int err = pc_check_comm(comm);
+    if (err) return err;
+    struct pc_layout *L = NULL;
+    if ((err = pc_layout_get(comm, &L))) return err;
+
+    /* Local checks and reservations; their failure is agreed below so that no rank is left waiting. */
+    int local = PLANCOLL_SUCCESS;
+    if (!ptr)
+        local = pc_error(PLANCOLL_ERR_NULL_BUFFER, "plancoll_malloc: the pointer to receive the allocation is NULL");
+    else if (size > HEAP_MAX_BYTES)
+        local = pc_error(PLANCOLL_ERR_OVERFLOW, "plancoll_malloc: %zu bytes is more than the heap allows (2^60)", size);
+    if (!local && !L->heap) local = heap_create(L);
+    struct pc_heap *h = L->heap;
+    if (!local) local = heap_reserve(h);
+    size_t bytes = (size + PC_HEAP_ALIGN - 1) / PC_HEAP_ALIGN * PC_HEAP_ALIGN;
+    int fit = -1;
+    size_t part = 0;
+    if (!local && bytes) {
+        fit = heap_fit(h, bytes);
+        if (fit < 0) part = heap_part_for(h, bytes);
+    }
+
+    /* Any rank failed (over comm: the call is collective over comm), and does any node rank need an arena
+     * (over the node: only its ranks share the window). Both in flight at once. */
+    int failed = local != PLANCOLL_SUCCESS, any_failed = 0;
+    int grow = part > 0, any_grow = 0;
+    MPI_Request reqs[2];
+    int rc = MPI_Iallreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, L->comm, &reqs[0]);
+    if (rc == MPI_SUCCESS) rc = MPI_Iallreduce(&grow, &any_grow, 1, MPI_INT, MPI_MAX, L->node_comm, &reqs[1]);
+    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 2, reqs) : pc_mpi_error(rc, "MPI_Iallreduce (plancoll_malloc)");
+    if (!err && any_failed)
+        err = local ? local
+                    : pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another rank's arguments were invalid");
+    if (!err && any_grow) {
+        int fresh = -1;
+        err = heap_add_arena(h, part, &fresh);
+        if (!err && fit < 0) fit = fresh;
+    }
+    if (!err && bytes) {
+        if (fit < 0 || h->blocks[fit].size < bytes)
+            err = pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: no room for %zu bytes after growing", size);
+        else
+            *ptr = heap_take(h, fit, bytes);
+    }
+    pc_layout_release(L);
+    return err;
+}
+
+int plancoll_free(void *ptr)
+{
+    pc_clear_error();
+    if (!ptr) return PLANCOLL_SUCCESS;
+    uintptr_t p = (uintptr_t)ptr;
+    for (struct pc_heap *h = all_heaps; h; h = h->next_heap) {
+        for (int a = 0; a < h->narenas; a++) {
+            const struct heap_arena *ar = &h->arenas[a];
+            uintptr_t base = (uintptr_t)ar->base[h->node_rank];
+            size_t size = ar->size[h->node_rank];
+            if (!(size && p >= base && p - base < size)) continue;
+            int i = hash_take(h, p);
+            if (i < 0)
+                return pc_error(PLANCOLL_ERR_ARGUMENT,
+                                "plancoll_free(%p): not a live block of the plancoll heap (freed already, or not "
+                                "a pointer plancoll_malloc returned)",
+                                ptr);
+            heap_release(h, i);
+            return PLANCOLL_SUCCESS;
+        }
+    }
+    /* Not ours: say whether it is a node peer's heap memory, the likely mistake with mapped peer buffers. */
+    for (struct pc_heap *h = all_heaps; h; h = h->next_heap)
+        for (int a = 0; a < h->narenas; a++)
+            for (int j = 0; j < h->node_size; j++) {
+                uintptr_t base = (uintptr_t)h->arenas[a].base[j];
+                if (h->arenas[a].size[j] && p >= base && p - base < h->arenas[a].size[j])
+                    return pc_error(PLANCOLL_ERR_ARGUMENT,
+                                    "plancoll_free(%p): memory of node rank %d's heap; only the rank that "
+                                    "allocated a block frees it",
+                                    ptr, j);
+            }
+    return pc_error(PLANCOLL_ERR_ARGUMENT,
+                    "plancoll_free(%p): not memory from plancoll_malloc (or its communicator was freed)", ptr);
+}

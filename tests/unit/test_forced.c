@@ -1,0 +1,151 @@
+/* PLANCOLL_ALGORITHM with parameters ("alltoall.mpml:leaders=2:placement=numa"), the candidates it produces,
+ * and the leader choice of the node-aware alltoall family (first l node ranks, or spread over NUMA domains). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "exec/alltoall/node_aware.h"
+#include "planner/planner.h"
+
+static struct pc_problem alltoall(int P, int nodes, int min_ppn, int max_ppn, int numa)
+{
+    struct pc_problem p;
+    memset(&p, 0, sizeof p);
+    p.coll = PC_ALLTOALL;
+    p.shape = (struct pc_shape){.nranks = P, .nnodes = nodes, .min_ppn = min_ppn, .max_ppn = max_ppn,
+                                .numa_domains = numa};
+    p.block_bytes = 64;
+    p.contiguous = true;
+    return p;
+}
+
+static void test_parse_params(void **state)
+{
+    (void)state;
+    struct pc_forced f[8];
+    int n = -1;
+    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:placement=numa,alltoall.bruck:radix=3", PC_ALLTOALL, f, 8, &n),
+                     PLANCOLL_SUCCESS);
+    assert_int_equal(n, 2);
+    assert_int_equal(f[0].alg, pc_registry_find("alltoall.mpml"));
+    assert_int_equal(f[0].mask, PC_PARAM_LEADERS | PC_PARAM_PLACEMENT);
+    assert_int_equal(f[0].params.leaders, 2);
+    assert_int_equal(f[0].params.placement, 1);
+    assert_int_equal(f[1].mask, PC_PARAM_RADIX);
+    assert_int_equal(f[1].params.radix, 3);
+    /* depth is the pipeline depth (segments); transport names */
+    assert_int_equal(pc_parse_forced("alltoall.onmpml:depth=1:transport=put", PC_ALLTOALL, f, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(f[0].params.segments, 1);
+    assert_int_equal(f[0].params.transport, 1);
+    /* the same algorithm twice with different parameters: two entries; identical twice: one */
+    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=1,alltoall.mpml:leaders=2,alltoall.mpml:leaders=2",
+                                     PC_ALLTOALL, f, 8, &n),
+                     PLANCOLL_SUCCESS);
+    assert_int_equal(n, 2);
+    /* another collective's entry is accepted but not listed */
+    assert_int_equal(pc_parse_forced("allreduce.native,alltoall.bruck", PC_ALLTOALL, f, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, 1);
+}
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    struct pc_forced f[8];
+    int n;
+    const char *bad[] = {"alltoall.mpml:leaders", "alltoall.mpml:leaders=-1", "alltoall.mpml:leaders=x",
+                         "alltoall.mpml:colour=red", "alltoall.mpml:placement=left", "alltoall.bruck:radix=1",
+                         "alltoall.mpml:transport=carrier", "alltoall.nope:leaders=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(pc_parse_forced(bad[i], PC_ALLTOALL, f, 8, &n), PLANCOLL_ERR_ALGORITHM);
+        assert_non_null(strstr(plancoll_error_detail(), "PLANCOLL_ALGORITHM"));
+    }
+}
+
+static void test_enumerate_forced(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    struct pc_problem p = alltoall(8, 2, 4, 4, 2);
+    struct pc_forced f[4];
+    int nf, n;
+    struct pc_candidate c[PC_MAX_CANDIDATES];
+    /* a listed variant */
+    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:placement=numa", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].params.leaders, 2);
+    assert_int_equal(c[0].params.placement, 1);
+    /* a value no variant lists (3 leaders, 99 leaders): built from the request */
+    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=3,alltoall.mpml:leaders=99", PC_ALLTOALL, f, 4, &nf),
+                     PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].params.leaders, 3);
+    assert_int_equal(c[1].params.leaders, 99);
+    /* only a fixed field: every variant matching it */
+    assert_int_equal(pc_parse_forced("alltoall.mpml:placement=first", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, 3); /* leaders 1, 2, 4 */
+    for (int i = 0; i < n; i++) assert_int_equal(c[i].params.placement, 0);
+    /* forced and inapplicable: Bruck on non-contiguous types */
+    p.contiguous = false;
+    assert_int_equal(pc_parse_forced("alltoall.bruck:radix=2", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
+}
+
+static void test_leaders_used(void **state)
+{
+    (void)state;
+    struct pc_problem p = alltoall(7, 3, 2, 3, 1); /* uneven nodes 3+2+2 */
+    assert_int_equal(pc_na_leaders_used(&p, 0), 1);
+    assert_int_equal(pc_na_leaders_used(&p, 1), 1);
+    assert_int_equal(pc_na_leaders_used(&p, 2), 2);
+    assert_int_equal(pc_na_leaders_used(&p, 3), 2); /* clamped to the smallest node */
+    assert_int_equal(pc_na_leaders_used(&p, 99), 2);
+}
+
+static void test_choose_leaders(void **state)
+{
+    (void)state;
+    int out[8];
+    const int two_domains[8] = {0, 0, 0, 0, 1, 1, 1, 1};
+    pc_na_choose_leaders(two_domains, 8, 2, 3, false, out);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 1);
+    assert_int_equal(out[2], 2);
+    pc_na_choose_leaders(two_domains, 8, 2, 4, true, out);
+    int want[4] = {0, 4, 1, 5};
+    for (int j = 0; j < 4; j++) assert_int_equal(out[j], want[j]);
+    /* a domain that runs out: the lowest unused rank takes its turn */
+    const int lopsided[5] = {0, 0, 0, 0, 1};
+    pc_na_choose_leaders(lopsided, 5, 2, 4, true, out);
+    int want2[4] = {0, 4, 1, 2};
+    for (int j = 0; j < 4; j++) assert_int_equal(out[j], want2[j]);
+    /* interleaved binding (ranks alternate domains) */
+    const int alternating[6] = {0, 1, 0, 1, 0, 1};
+    pc_na_choose_leaders(alternating, 6, 2, 2, true, out);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 1);
+    /* more leaders than ranks: clamped, every rank once */
+    pc_na_choose_leaders(two_domains, 3, 2, 8, true, out);
+    int seen = 0;
+    for (int j = 0; j < 3; j++) seen |= 1 << out[j];
+    assert_int_equal(seen, 7);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_params),   cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),
+        cmocka_unit_test(test_choose_leaders),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
