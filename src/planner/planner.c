@@ -265,18 +265,36 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
 
     int best = 0, second = -1;
     if (reps > 0 && n > 1) {
+        /* Time the model's best few (and MPI's own collective, so a measured plan is never slower than MPI on
+         * what was measured); the others keep measured_us < 0. */
+        int budget = (p->flags & PLANCOLL_EXHAUSTIVE) ? n : (p->flags & PLANCOLL_PATIENT) ? 12 : 6;
+        bool timed[PC_MAX_CANDIDATES] = {false};
+        for (int k = 0; k < budget && k < n; k++) {
+            int pick = -1;
+            for (int i = 0; i < n; i++)
+                if (!timed[i] && (pick < 0 || local[i].predicted_us < local[pick].predicted_us)) pick = i;
+            timed[pick] = true;
+        }
         for (int i = 0; i < n; i++) {
+            const struct pc_algorithm *a = pc_registry_get(local[i].alg);
+            size_t len = a ? strlen(a->name) : 0;
+            if (len > 7 && strcmp(a->name + len - 7, ".native") == 0) timed[i] = true;
+        }
+        for (int i = 0; i < n; i++) {
+            if (!timed[i]) continue;
             int err = hooks->measure(hooks->ctx, &local[i], reps, &local[i].measured_us);
             if (err) return err;
         }
+        best = -1;
+        for (int i = 0; i < n; i++)
+            if (timed[i] && (best < 0 || local[i].measured_us < local[best].measured_us)) best = i;
         /* Every rank holds the same maxima, but rank 0 decides so that a tie resolved differently by
          * rounding can never split the ranks. */
-        for (int i = 1; i < n; i++)
-            if (local[i].measured_us < local[best].measured_us) best = i;
         int err = hooks->bcast_int(hooks->ctx, &best);
         if (err) return err;
         for (int i = 0; i < n; i++)
-            if (i != best && (second < 0 || local[i].measured_us < local[second].measured_us)) second = i;
+            if (i != best && local[i].measured_us >= 0 && (second < 0 || local[i].measured_us < local[second].measured_us))
+                second = i;
         out->how = forced ? "forced, measured" : "measured";
     } else {
         for (int i = 1; i < n; i++)

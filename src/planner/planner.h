@@ -8,8 +8,8 @@
 
 #include "../core/algorithm.h"
 
-#define PC_MAX_CANDIDATES 64
-#define PC_MAX_VARIANTS 16
+#define PC_MAX_CANDIDATES 96
+#define PC_MAX_VARIANTS 32
 
 struct pc_candidate {
     int alg; /* registry index */
@@ -68,9 +68,9 @@ struct pc_decision {
     const char *how; /* "forced", "estimate", "measured", "wisdom" */
 };
 
-/* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by registry order); MEASURE,
- * PATIENT and EXHAUSTIVE time every candidate (3, 7 and 15 repetitions after a warm-up) and rank 0's choice of
- * the fastest is broadcast. A single candidate is taken without timing. verbose (rank 0 only, may be NULL)
+/* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by registry order); MEASURE times
+ * the 6 best predictions, PATIENT the 12 best, EXHAUSTIVE every candidate (3, 7 and 15 repetitions after a
+ * warm-up), always including MPI's own collective (".native"), and rank 0's choice of the fastest is broadcast. A single candidate is taken without timing. verbose (rank 0 only, may be NULL)
  * receives the candidate table. */
 int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
               const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);

@@ -55,6 +55,9 @@ struct pc_layout {
     uint64_t barrier_seq;     /* how many node barriers this rank has passed */
 
     struct pc_segment *segment; /* current data segment, or NULL until a plan asks for one */
+    /* Called from shared-memory waits while set: an RMA origin may need this rank's MPI progress to finish. */
+    void (*poke)(void *);
+    void *poke_ctx;
     struct pc_heap *heap;       /* plancoll_malloc's node-shared heap (shm/heap.h), NULL until first used */
 };
 

@@ -12,7 +12,10 @@ void pc_flag_wait(const struct pc_layout *L, _Atomic uint64_t *flag, uint64_t se
     if (atomic_load_explicit(flag, memory_order_acquire) >= seq) return;
     struct pc_waiter w;
     pc_waiter_init(&w, L->wait_mode, L->oversubscribed);
-    while (atomic_load_explicit(flag, memory_order_acquire) < seq) pc_waiter_pause(&w);
+    while (atomic_load_explicit(flag, memory_order_acquire) < seq) {
+        if (L->poke) L->poke(L->poke_ctx);
+        pc_waiter_pause(&w);
+    }
 }
 
 void pc_node_barrier(struct pc_layout *L)

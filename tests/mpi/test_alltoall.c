@@ -883,6 +883,8 @@ int main(int argc, char **argv)
     static const char *const param_runs[] = {
         "alltoall.mpml:leaders=2",           "alltoall.mpml:leaders=3:placement=numa", "alltoall.mpml:leaders=99",
         "alltoall.onmpml:leaders=2:depth=1", "alltoall.bruck:radix=3",                  "alltoall.bruck:radix=4",
+        /* MPI_Put: the phased and the overlapped engine (alltoall.leader shares the phased path) */
+        "alltoall.mpml:leaders=2:transport=put", "alltoall.onmpml:leaders=2:depth=1:transport=put",
     };
     struct run runs[MAX_ALGS + 2 + sizeof param_runs / sizeof param_runs[0]];
     int nruns = 0;

@@ -244,11 +244,22 @@ int main(int argc, char **argv)
 {
     tl_init(&argc, &argv, "skew");
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 12345;
-    static const char *const algs[] = {"alltoall.pap", "alltoall.pap:transport=put", "alltoall.pairwise"};
-    for (size_t a = 0; a < sizeof algs / sizeof algs[0]; a++) {
+    /* The put transport is slow over UCX tcp (a flush costs about 0.5 ms) and the vector cases would run its
+     * point-to-point fallback: it gets the contiguous cases; the pairwise control a few. */
+    static const struct {
+        const char *alg;
+        int ncases, cases[NCASES];
+    } runs[] = {
+        {"alltoall.pap", NCASES, {0, 1, 2, 3, 4, 5, 6, 7, 8}},
+        {"alltoall.pap:transport=put", 5, {0, 2, 3, 5, 8}},
+        {"alltoall.pairwise", 3, {1, 5, 7}},
+    };
+    for (size_t a = 0; a < sizeof runs / sizeof runs[0]; a++) {
         double t0 = MPI_Wtime();
-        for (int c = 0; c < NCASES; c++) run_case(algs[a], c, seed + 100 * a);
-        if (tl_rank == 0) printf("skew %-28s %d cases x %d skewed executions: %.2f s\n", algs[a], NCASES, ITERS, MPI_Wtime() - t0);
+        for (int c = 0; c < runs[a].ncases; c++) run_case(runs[a].alg, runs[a].cases[c], seed + 100 * a);
+        if (tl_rank == 0)
+            printf("skew %-28s %d cases x %d skewed executions: %.2f s\n", runs[a].alg, runs[a].ncases, ITERS,
+                   MPI_Wtime() - t0);
     }
     double t0 = MPI_Wtime();
     run_pair("alltoall.pap", "alltoall.pap:transport=put", seed + 7);

@@ -79,9 +79,12 @@ static void test_enumerate_forced(void **state)
     /* a listed variant */
     assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:placement=numa", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
     assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-    assert_int_equal(n, 1);
-    assert_int_equal(c[0].params.leaders, 2);
-    assert_int_equal(c[0].params.placement, 1);
+    assert_int_equal(n, 2); /* both transports: two nodes */
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(c[i].params.leaders, 2);
+        assert_int_equal(c[i].params.placement, 1);
+        assert_int_equal(c[i].params.transport, i);
+    }
     /* a value no variant lists (3 leaders, 99 leaders): built from the request */
     assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=3,alltoall.mpml:leaders=99", PC_ALLTOALL, f, 4, &nf),
                      PLANCOLL_SUCCESS);
@@ -92,7 +95,7 @@ static void test_enumerate_forced(void **state)
     /* only a fixed field: every variant matching it */
     assert_int_equal(pc_parse_forced("alltoall.mpml:placement=first", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
     assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-    assert_int_equal(n, 3); /* leaders 1, 2, 4 */
+    assert_int_equal(n, 6); /* leaders 1, 2, 4, each with both transports */
     for (int i = 0; i < n; i++) assert_int_equal(c[i].params.placement, 0);
     /* forced and inapplicable: Bruck on non-contiguous types */
     p.contiguous = false;

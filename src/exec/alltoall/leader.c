@@ -1,16 +1,31 @@
 /* alltoall.leader (L-a2a, seed 000 Alg. 1, eq. 7): one leader per node gathers the node's blocks through the
  * shared segment, sends one message per node pair, and the node's ranks scatter what it received. Inter-node
- * messages drop from (N ppn)^2 to N^2. The engine is node_aware.c; cost pc_na_estimate with l = 1. */
+ * messages drop from (N ppn)^2 to N^2. Parameter: transport (Isend/Irecv or MPI_Put). The engine is node_aware.c; cost pc_na_estimate with l = 1. */
 #include "node_aware.h"
 
-static const struct pc_na_config config = {.leaders = 1};
+static struct pc_na_config config_of(const struct pc_params *p)
+{
+    struct pc_na_config c = {.leaders = 1, .put = p->transport == 1};
+    return c;
+}
 
-static int setup(struct plancoll_plan_s *plan) { return pc_na_setup(plan, &config); }
+static int variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    int n = 0;
+    for (int t = 0; t < (p->shape.nnodes > 1 ? 2 : 1) && n < max; t++) out[n++] = (struct pc_params){.transport = t};
+    return n;
+}
+
+static int setup(struct plancoll_plan_s *plan)
+{
+    struct pc_na_config c = config_of(&plan->params);
+    return pc_na_setup(plan, &c);
+}
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
-    (void)params;
-    return pc_na_estimate(p, &config, m);
+    struct pc_na_config c = config_of(params);
+    return pc_na_estimate(p, &c, m);
 }
 
 const struct pc_algorithm pc_alltoall_leader = {
@@ -18,6 +33,7 @@ const struct pc_algorithm pc_alltoall_leader = {
     .collective = PC_ALLTOALL,
     .summary = "L-a2a: one leader per node, one message per node pair, shared-memory gather and scatter",
     .inapplicable = pc_na_inapplicable,
+    .variants = variants,
     .estimate = estimate,
     .setup = setup,
     .execute = pc_na_execute,

@@ -1,25 +1,25 @@
 /* alltoall.mpml (MPML and NMPML, seed 000 Alg. 2-4, eq. 8-9): l leaders per node, leader j handling the node
  * pairs at offsets j, j+l, ... over its own connection, so l cores gather, send and scatter at once. Parameters:
  * leaders (1 .. smallest node; a larger request is clamped to the smallest node's ranks) and placement (first l
- * node ranks, or spread over NUMA domains: NMPML). Engine node_aware.c; cost pc_na_estimate. */
+ * node ranks, or spread over NUMA domains: NMPML) and transport (Isend/Irecv or MPI_Put). Engine node_aware.c; cost pc_na_estimate. */
 #include "node_aware.h"
 
 static struct pc_na_config config_of(const struct pc_params *p)
 {
-    struct pc_na_config c = {.leaders = p->leaders, .numa_spread = p->placement == 1};
+    struct pc_na_config c = {.leaders = p->leaders, .numa_spread = p->placement == 1, .put = p->transport == 1};
     return c;
 }
 
-/* Leader counts 1, 2, 4, ... and the smallest node's size; NUMA-spread placement when nodes have domains. */
+/* Leader counts 1, 2, 4, ... and the smallest node's size; NUMA-spread placement when nodes have domains; both
+ * transports when there is more than one node. */
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth)
 {
-    int n = 0, top = p->shape.nnodes > 1 ? p->shape.min_ppn : 1;
+    int n = 0, top = p->shape.nnodes > 1 ? p->shape.min_ppn : 1, transports = p->shape.nnodes > 1 ? 2 : 1;
     for (int l = 1; l <= top && n < max; l = l * 2 > top && l < top ? top : l * 2) {
-        out[n] = (struct pc_params){.leaders = l, .segments = depth};
-        n++;
-        if (p->shape.numa_domains > 1 && l > 1 && n < max) {
-            out[n] = (struct pc_params){.leaders = l, .placement = 1, .segments = depth};
-            n++;
+        for (int placement = 0; placement < 2; placement++) {
+            if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;
+            for (int t = 0; t < transports && n < max; t++)
+                out[n++] = (struct pc_params){.leaders = l, .placement = placement, .segments = depth, .transport = t};
         }
         if (l == top) break;
     }

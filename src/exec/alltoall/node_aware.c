@@ -11,6 +11,12 @@
  *      node (n-k) mod N's blocks into R; each landed R[s] is announced with a sequence-numbered flag
  *   4. every rank copies its own node's blocks from the S rows, and its blocks of R[s] as their flags rise
  * Both ends of a node pair use the same leader index (k mod l), so the pairing needs no negotiation.
+ * Transport: point-to-point (Irecv into R, Isend from S), or MPI_Put into the peer node's segment, exposed at
+ * plan time in a window locked once (MPI_Win_lock_all). With Put the receiving leader first grants a credit
+ * (puts the execution number into the sender's segment) once its node no longer reads R; the sender waits for
+ * it, puts the blocks, flushes, then puts the arrival flag, which every rank of the target node polls in shared
+ * memory. Only the receiving leader drives MPI progress (some transports apply a put only while the target calls
+ * into MPI), so it keeps polling until its own receives have landed.
  * MPML waits for the whole gather (a barrier) before sending and scatters after all its receives; ONMPML writes
  * its S row destination node by destination node behind progress flags, so a leader sends one node's blocks as
  * soon as every rank has written them while the rest is still being gathered, keeps at most `depth` sends in
@@ -46,6 +52,10 @@ struct na_state {
     MPI_Datatype *send_type;
     MPI_Request *reqs;     /* [nrecv + nsend]: receives first */
     uint64_t seq;
+    /* Put transport */
+    MPI_Win win;
+    MPI_Aint *r_disp, *flag_disp; /* [P] where each rank's R area and flag area sit in its window */
+    uint64_t seq_out;             /* source buffer of credit and arrival puts */
 };
 
 int pc_na_leaders_used(const struct pc_problem *p, int requested)
@@ -102,6 +112,43 @@ static int build_send_type(const struct pc_layout *L, struct na_state *st, int d
     return PLANCOLL_SUCCESS;
 }
 
+static _Atomic uint64_t *arrival_flag(const struct na_state *st, int s);
+
+/* Where R[s] starts in node d's R area (the same formula the owner used for its r_off). */
+static size_t remote_r_offset(const struct pc_layout *L, const struct na_state *st, int d, int s)
+{
+    size_t off = 0;
+    for (int x = 0; x < s; x++)
+        if (x != d) off += (size_t)L->node_sizes[x] * (size_t)L->node_sizes[d] * st->m;
+    return off;
+}
+
+/* The whole segment (flags, then data) in a window over plancoll's communicator; every rank learns where every
+ * rank's R area and flag slots sit in its window. */
+static int setup_window(struct plancoll_plan_s *plan, struct na_state *st)
+{
+    const struct pc_layout *L = plan->layout;
+    char *base = (char *)st->seg->flags;
+    MPI_Aint bytes = (MPI_Aint)((size_t)st->seg->nflags * PC_CACHELINE + st->seg->size);
+    PC_MPI_CHECK(MPI_Win_create(base, bytes, 1, MPI_INFO_NULL, plan->comm, &st->win));
+    PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->win));
+    st->r_disp = malloc(sizeof(MPI_Aint) * 2 * (size_t)L->size);
+    if (!st->r_disp) return pc_error(PLANCOLL_ERR_NOMEM, "window displacements");
+    st->flag_disp = st->r_disp + L->size;
+    MPI_Aint mine[2] = {(MPI_Aint)(st->R - base), (MPI_Aint)((char *)arrival_flag(st, 0) - base)};
+    MPI_Aint *all = malloc(sizeof(MPI_Aint) * 2 * (size_t)L->size);
+    if (!all) return pc_error(PLANCOLL_ERR_NOMEM, "window displacements");
+    MPI_Request req;
+    int rc = MPI_Iallgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, plan->comm, &req);
+    int err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (window)");
+    for (int r = 0; !err && r < L->size; r++) {
+        st->r_disp[r] = all[2 * r];
+        st->flag_disp[r] = all[2 * r + 1];
+    }
+    free(all);
+    return err;
+}
+
 int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
 {
     struct pc_layout *L = plan->layout;
@@ -148,7 +195,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
         st->r_off[s] = r_bytes;
         if (s != st->n) r_bytes += (size_t)L->node_sizes[s] * (size_t)st->ppn * st->m;
     }
-    st->nflags = st->N + st->ppn;
+    st->nflags = 2 * st->N + st->ppn; /* arrival per source node, progress per node rank, credit per peer node */
     int err = pc_segment_acquire(L, s_bytes + r_bytes, st->nflags, &st->seg, &st->first_flag);
     if (err) return err;
     st->S = st->seg->base;
@@ -161,6 +208,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->recv_node = malloc(sizeof(int) * (size_t)st->N);
     st->send_offset = malloc(sizeof(int) * (size_t)st->N);
     st->send_type = malloc(sizeof(MPI_Datatype) * (size_t)st->N);
+    st->win = MPI_WIN_NULL;
     st->reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)st->N);
     if (!st->send_node || !st->recv_node || !st->send_offset || !st->send_type || !st->reqs)
         return pc_error(PLANCOLL_ERR_NOMEM, "node-aware schedule");
@@ -175,6 +223,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
             st->nsend++;
             if (err) return err;
         }
+    if (cfg->put && st->N > 1) return setup_window(plan, st);
     return PLANCOLL_SUCCESS;
 }
 
@@ -186,6 +235,11 @@ void pc_na_teardown(struct plancoll_plan_s *plan)
         for (int i = 0; i < st->nsend; i++)
             if (st->send_type[i] != MPI_DATATYPE_NULL) MPI_Type_free(&st->send_type[i]);
     if (st->block != MPI_DATATYPE_NULL) MPI_Type_free(&st->block);
+    if (st->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(st->win);
+        MPI_Win_free(&st->win);
+    }
+    free(st->r_disp);
     if (st->seg) pc_segment_release(st->seg, st->first_flag, st->nflags);
     free(st->leader_rank);
     free(st->r_off);
@@ -266,23 +320,136 @@ static _Atomic uint64_t *progress_flag(const struct na_state *st, int i)
     return pc_segment_flag(st->seg, st->first_flag + st->N + i);
 }
 
+static _Atomic uint64_t *credit_flag(const struct na_state *st, int d)
+{
+    return pc_segment_flag(st->seg, st->first_flag + st->N + st->ppn + d);
+}
+
+/* Keeps RMA moving on transports that apply puts only inside MPI calls. */
+static void rma_progress(const struct plancoll_plan_s *plan, const struct na_state *st)
+{
+    int flag;
+    MPI_Win_sync(st->win);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, plan->comm, &flag, MPI_STATUS_IGNORE);
+}
+
+struct poke_ctx {
+    const struct plancoll_plan_s *plan;
+    const struct na_state *st;
+};
+static void poke(void *arg)
+{
+    const struct poke_ctx *c = arg;
+    rma_progress(c->plan, c->st);
+}
+
+/* Puts the 8-byte sequence number into slot `index` of rank target's flag area, flushed. */
+static int put_flag(struct na_state *st, int target, int index)
+{
+    st->seq_out = st->seq;
+    PC_MPI_CHECK(MPI_Put(&st->seq_out, 1, MPI_UINT64_T, target, st->flag_disp[target] + (MPI_Aint)index * PC_CACHELINE, 1,
+                         MPI_UINT64_T, st->win));
+    PC_MPI_CHECK(MPI_Win_flush(target, st->win));
+    return PLANCOLL_SUCCESS;
+}
+
+/* Receiving side, at the start of an execution: post receives, or grant the senders a credit. */
 static int post_receives(const struct plancoll_plan_s *plan, struct na_state *st)
 {
     const struct pc_layout *L = plan->layout;
     for (int i = 0; i < st->nrecv; i++) {
-        int s = st->recv_node[i];
-        PC_MPI_CHECK(MPI_Irecv(st->R + st->r_off[s], L->node_sizes[s] * st->ppn, st->block,
-                               st->leader_rank[s * st->l + st->leader_index], PC_TAG_NODE_AWARE, plan->comm,
-                               &st->reqs[i]));
+        int s = st->recv_node[i], peer = st->leader_rank[s * st->l + st->leader_index];
+        if (st->cfg.put) {
+            /* credits live after the arrival and progress flags: index N + ppn_s + (this node) */
+            int err = put_flag(st, peer, st->N + L->node_sizes[s] + st->n);
+            if (err) return err;
+        } else {
+            PC_MPI_CHECK(MPI_Irecv(st->R + st->r_off[s], L->node_sizes[s] * st->ppn, st->block, peer, PC_TAG_NODE_AWARE,
+                                   plan->comm, &st->reqs[i]));
+        }
     }
     return PLANCOLL_SUCCESS;
 }
 
-static int post_send(const struct plancoll_plan_s *plan, struct na_state *st, int i)
+/* Sending side: 1 when send i was started (or, with Put, done), 0 when its credit has not come yet. */
+static int try_send(const struct plancoll_plan_s *plan, struct na_state *st, int i, int *started)
 {
-    int d = st->send_node[i];
-    PC_MPI_CHECK(MPI_Isend(st->S, 1, st->send_type[i], st->leader_rank[d * st->l + st->leader_index], PC_TAG_NODE_AWARE,
-                           plan->comm, &st->reqs[st->nrecv + i]));
+    int d = st->send_node[i], peer = st->leader_rank[d * st->l + st->leader_index];
+    *started = 0;
+    if (!st->cfg.put) {
+        PC_MPI_CHECK(MPI_Isend(st->S, 1, st->send_type[i], peer, PC_TAG_NODE_AWARE, plan->comm, &st->reqs[st->nrecv + i]));
+        *started = 1;
+        return PLANCOLL_SUCCESS;
+    }
+    if (atomic_load_explicit(credit_flag(st, d), memory_order_acquire) < st->seq) return PLANCOLL_SUCCESS;
+    const struct pc_layout *L = plan->layout;
+    MPI_Aint disp = st->r_disp[peer] + (MPI_Aint)remote_r_offset(L, st, d, st->n);
+    PC_MPI_CHECK(MPI_Put(st->S, 1, st->send_type[i], peer, disp, st->ppn * L->node_sizes[d], st->block, st->win));
+    PC_MPI_CHECK(MPI_Win_flush(peer, st->win)); /* the blocks are in place before the flag says so */
+    int err = put_flag(st, peer, st->n);
+    if (err) return err;
+    st->reqs[st->nrecv + i] = MPI_REQUEST_NULL;
+    *started = 1;
+    return PLANCOLL_SUCCESS;
+}
+
+/* Receiving leader: 1 in *landed when receive i is complete (and its arrival flag is up). */
+static int poll_receive(const struct plancoll_plan_s *plan, struct na_state *st, int i, int *landed)
+{
+    if (st->cfg.put) {
+        *landed = atomic_load_explicit(arrival_flag(st, st->recv_node[i]), memory_order_acquire) >= st->seq;
+        if (!*landed) rma_progress(plan, st);
+        return PLANCOLL_SUCCESS;
+    }
+    PC_MPI_CHECK(MPI_Test(&st->reqs[i], landed, MPI_STATUS_IGNORE));
+    if (*landed) pc_flag_post(arrival_flag(st, st->recv_node[i]), st->seq);
+    return PLANCOLL_SUCCESS;
+}
+
+/* Drives every send and receive of this leader to completion (the phased form). */
+static int complete_exchange(struct plancoll_plan_s *plan, struct na_state *st)
+{
+    if (!st->cfg.put) {
+        for (int i = 0; i < st->nsend; i++) {
+            int started;
+            int err = try_send(plan, st, i, &started);
+            if (err) return err;
+        }
+        int err = pc_wait_all(plan, st->nrecv + st->nsend, st->reqs);
+        if (err) return err;
+        for (int i = 0; i < st->nrecv; i++) pc_flag_post(arrival_flag(st, st->recv_node[i]), st->seq);
+        return PLANCOLL_SUCCESS;
+    }
+    int sent = 0, landed_count = 0;
+    unsigned char landed[4096] = {0};
+    struct pc_waiter w;
+    pc_waiter_init(&w, plan->layout->wait_mode, plan->layout->oversubscribed);
+    while (sent < st->nsend || landed_count < st->nrecv) {
+        bool moved = false;
+        while (sent < st->nsend) {
+            int started;
+            int err = try_send(plan, st, sent, &started);
+            if (err) return err;
+            if (!started) break;
+            sent++;
+            moved = true;
+        }
+        for (int i = 0; i < st->nrecv; i++) {
+            if (landed[i]) continue;
+            int ok;
+            int err = poll_receive(plan, st, i, &ok);
+            if (err) return err;
+            if (ok) {
+                landed[i] = 1;
+                landed_count++;
+                moved = true;
+            }
+        }
+        if (!moved) {
+            rma_progress(plan, st);
+            pc_waiter_pause(&w);
+        }
+    }
     return PLANCOLL_SUCCESS;
 }
 
@@ -294,11 +461,9 @@ static int execute_phased(struct plancoll_plan_s *plan, struct na_state *st, con
     if (!err) err = write_row(plan, st, ss);
     if (err) return err;
     pc_node_barrier(L);
-    for (int i = 0; i < st->nsend && !err; i++) err = post_send(plan, st, i);
-    if (!err) err = scatter_node(plan, st, st->n, rbuf);
-    if (!err) err = pc_wait_all(plan, st->nrecv + st->nsend, st->reqs);
+    err = scatter_node(plan, st, st->n, rbuf);
+    if (!err && st->leader_index >= 0) err = complete_exchange(plan, st);
     if (err) return err;
-    for (int i = 0; i < st->nrecv; i++) pc_flag_post(arrival_flag(st, st->recv_node[i]), st->seq);
     for (int s = 0; s < st->N && !err; s++) {
         if (s == st->n) continue;
         pc_flag_wait(L, arrival_flag(st, s), st->seq);
@@ -342,25 +507,30 @@ static int execute_overlapped(struct plancoll_plan_s *plan, struct na_state *st,
             bool ready = true;
             for (int i = 0; i < st->ppn && ready; i++) ready = atomic_load_explicit(progress_flag(st, i), memory_order_acquire) >= need;
             if (!ready) break;
-            if ((err = post_send(plan, st, sent))) return err;
+            int started;
+            if ((err = try_send(plan, st, sent, &started))) return err;
+            if (!started) break;
             sent++;
+            if (st->cfg.put) in_flight_done++; /* a put is complete once flushed */
             moved = true;
         }
         /* completions: announce landed blocks at once */
-        for (int i = 0; i < st->nrecv + sent; i++) {
+        for (int i = 0; i < st->nrecv + (st->cfg.put ? 0 : sent); i++) {
             bool is_recv = i < st->nrecv;
             if (done[i]) continue;
             int flag = 0;
-            PC_MPI_CHECK(MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
+            if (is_recv) {
+                if ((err = poll_receive(plan, st, i, &flag))) return err;
+            } else {
+                PC_MPI_CHECK(MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
+            }
             if (!flag) continue;
             done[i] = 1;
             moved = true;
-            if (is_recv) {
-                pc_flag_post(arrival_flag(st, st->recv_node[i]), st->seq);
+            if (is_recv)
                 recv_done++;
-            } else {
+            else
                 in_flight_done++;
-            }
         }
         /* scatter whatever has landed */
         if (!own_done) {
@@ -381,7 +551,10 @@ static int execute_overlapped(struct plancoll_plan_s *plan, struct na_state *st,
             scattered++;
             moved = true;
         }
-        if (!moved) pc_waiter_pause(&w);
+        if (!moved) {
+            if (st->cfg.put && st->leader_index >= 0) rma_progress(plan, st);
+            pc_waiter_pause(&w);
+        }
     }
     return PLANCOLL_SUCCESS;
 }
@@ -393,9 +566,17 @@ int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     st->seq++;
     struct send_side ss = {plan->in_place ? rbuf : sbuf, plan->in_place ? &plan->rtype : &plan->stype,
                            plan->in_place ? plan->recvcount : plan->sendcount};
+    /* A Put target must keep MPI progressing even while it waits on shared memory. */
+    struct poke_ctx pc = {plan, st};
+    if (st->win != MPI_WIN_NULL) {
+        plan->layout->poke = poke;
+        plan->layout->poke_ctx = &pc;
+    }
     /* Nobody may still read the data area: every plan of the communicator shares it. */
     pc_node_barrier(plan->layout);
-    return st->cfg.overlap ? execute_overlapped(plan, st, &ss, rbuf) : execute_phased(plan, st, &ss, rbuf);
+    int err = st->cfg.overlap ? execute_overlapped(plan, st, &ss, rbuf) : execute_phased(plan, st, &ss, rbuf);
+    plan->layout->poke = NULL;
+    return err;
 }
 
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
@@ -405,6 +586,7 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
     double intra = 2 * P * m * mm->copy_us_per_b;
     double inter = N > 1 ? ceil((N - 1) / l) * (mm->alpha_us + ppn * ppn * m * mm->beta_us_per_b) : 0;
     double sync = 2 * mm->alpha_us;
+    if (cfg->put && N > 1) inter += ceil((N - 1) / l) * 2 * mm->alpha_us; /* credit and arrival flag per pair */
     if (cfg->overlap) return (intra > inter ? intra : inter) + sync + (N > 1 ? ppn * m * mm->copy_us_per_b : 0);
     return intra + inter + sync;
 }

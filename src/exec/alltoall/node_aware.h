@@ -12,6 +12,7 @@ struct pc_na_config {
     bool numa_spread; /* leaders one per NUMA domain in turn, else the first l node ranks */
     bool overlap;     /* ONMPML: gather, send, receive and scatter as each piece is ready */
     int depth;        /* ONMPML: sends in flight per leader (0: no limit) */
+    bool put;         /* inter-node transport: MPI_Put into the peer node's segment, else MPI_Isend/Irecv */
 };
 
 int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg);

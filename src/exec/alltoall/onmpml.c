@@ -2,7 +2,7 @@
  * leaders post their receives first, send each destination node's blocks as soon as every rank of the node has
  * gathered them (while the rest is still being gathered), keep at most `segments` sends in flight (0: all), and
  * whose ranks scatter each source node's blocks as soon as they land. Parameters: leaders, placement, pipeline
- * depth. Engine node_aware.c; cost pc_na_estimate with overlap. */
+ * depth, transport. Engine node_aware.c; cost pc_na_estimate with overlap. */
 #include "node_aware.h"
 
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);
@@ -10,7 +10,7 @@ int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int
 static struct pc_na_config config_of(const struct pc_params *p)
 {
     struct pc_na_config c = {.leaders = p->leaders, .numa_spread = p->placement == 1, .overlap = true,
-                             .depth = p->segments};
+                             .depth = p->segments, .put = p->transport == 1};
     return c;
 }
 

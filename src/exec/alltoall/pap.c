@@ -437,7 +437,11 @@ static int setup_shm(struct plancoll_plan_s *plan, struct pap *st)
 /* Transport 1: the window over plancoll's communicator. */
 static int setup_rma(struct plancoll_plan_s *plan, struct pap *st)
 {
+    /* MPICH 4.0.2 (ch4) misplaces RMA into a node-local peer's MPI_Win_allocate memory unless every rank's size
+     * is a multiple of 64 bytes (sizes 66 or 72 shift a put by -2 or -8 bytes, 128 does not; any P, with or
+     * without cliques): round up. */
     MPI_Aint bytes = st->slot0 + (MPI_Aint)st->nremote * (MPI_Aint)st->m;
+    bytes = (bytes + PC_CACHELINE - 1) / PC_CACHELINE * PC_CACHELINE;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "same_disp_unit", "true");
