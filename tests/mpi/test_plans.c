@@ -214,6 +214,47 @@ static void forcing_and_wisdom(void)
     TL_CHECK(rc == PLANCOLL_ERR_NO_WISDOM, "after forget_wisdom, WISDOM_ONLY gave %d", rc);
 }
 
+/* Buffers from plancoll_malloc (the node-shared heap): the node-aware algorithms read peers' send buffers
+ * directly; mixing heap and private buffers through execute_buffers must stay correct, and a send buffer
+ * rewritten right after execute returns must not leak into what peers received. */
+static void heap_buffers(void)
+{
+    const char *algs[] = {"alltoall.leader", "alltoall.mpml:leaders=2", "alltoall.onmpml:leaders=2", NULL};
+    const int n = 37;
+    size_t bytes = sizeof(int) * (size_t)n * (size_t)tl_size;
+    int *hs = NULL, *hr = NULL, *ps = malloc(bytes), *pr = malloc(bytes);
+    TL_OK(plancoll_malloc(bytes, MPI_COMM_WORLD, (void **)&hs));
+    TL_OK(plancoll_malloc(bytes, MPI_COMM_WORLD, (void **)&hr));
+    for (int a = 0; algs[a] && hs && hr; a++) {
+        tl_force(algs[a]);
+        plancoll_plan p = NULL;
+        TL_OK(plancoll_plan_alltoall(hs, n, MPI_INT, hr, n, MPI_INT, MPI_COMM_WORLD, 0, &p));
+        tl_force(NULL);
+        for (int it = 0; p && it < 4; it++) {
+            /* it 0,1: heap/heap via execute; 2: private send, heap recv; 3: heap send, private recv */
+            int *s = it == 2 ? ps : hs, *r = it == 3 ? pr : hr;
+            for (int j = 0; j < tl_size; j++)
+                for (int i = 0; i < n; i++) s[j * n + i] = a2a_val(tl_rank, j, i, it + 10 * a);
+            TL_OK(it < 2 ? plancoll_execute(p) : plancoll_execute_buffers(p, s, r));
+            for (int j = 0; j < tl_size * n; j++) s[j] = -1; /* the owner reuses its buffer at once */
+            for (int j = 0; j < tl_size; j++)
+                for (int i = 0; i < n; i++)
+                    if (r[j * n + i] != a2a_val(j, tl_rank, i, it + 10 * a)) {
+                        TL_CHECK(0, "%s heap it=%d: from %d element %d is %d, expected %d", algs[a], it, j, i, r[j * n + i],
+                                 a2a_val(j, tl_rank, i, it + 10 * a));
+                        j = tl_size;
+                        break;
+                    }
+            tl_checks++;
+        }
+        if (p) TL_OK(plancoll_destroy_plan(&p));
+    }
+    TL_OK(plancoll_free(hs));
+    TL_OK(plancoll_free(hr));
+    free(ps);
+    free(pr);
+}
+
 static void many_cycles(void)
 {
     for (int k = 0; k < 60; k++) {
@@ -230,6 +271,7 @@ int main(int argc, char **argv)
     several_plans_and_subcomms();
     plan_outlives_comm();
     forcing_and_wisdom();
+    heap_buffers();
     many_cycles();
     return tl_finish();
 }

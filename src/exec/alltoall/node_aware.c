@@ -21,6 +21,11 @@
  * its S row destination node by destination node behind progress flags, so a leader sends one node's blocks as
  * soon as every rank has written them while the rest is still being gathered, keeps at most `depth` sends in
  * flight, and every rank scatters each R[s] as soon as it lands.
+ * Shared heap (one copy instead of two): on a single node, a rank whose send buffer came from plancoll_malloc
+ * (contiguous types, not in place) publishes where it lies instead of copying it into S, and the others read
+ * their blocks straight from it; a closing node barrier then keeps the owner from returning (and reusing the
+ * buffer) while peers still read it. The decision is per rank and per execution (execute_buffers may pass other
+ * buffers), published in a descriptor slot before the barrier that readers wait on.
  * Cost (seed 000 eq. 7-8 with T_ONMPML's max for the overlapped form):
  *   T_intra = 2 P m c            (every rank writes and reads P blocks of shared memory)
  *   T_inter = ceil((N-1)/l) (alpha + ppn^2 m beta)   (the busiest leader's messages)
@@ -31,10 +36,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../shm/heap.h"
 #include "../../shm/layout.h"
 #include "../../shm/wait.h"
 
 #define PC_TAG_NODE_AWARE (PC_TAG_ALLTOALL + 10)
+
+/* Where a rank's send row is this execution: in S, or in its plancoll_malloc buffer. */
+struct row_desc {
+    int32_t in_heap, arena;
+    uint64_t offset;
+    char pad[PC_CACHELINE - 16];
+};
 
 struct na_state {
     struct pc_na_config cfg;
@@ -43,6 +56,7 @@ struct na_state {
     struct pc_segment *seg;
     int first_flag, nflags;
     size_t m;
+    struct row_desc *desc; /* [ppn] */
     char *S, *R;
     size_t *r_off;         /* [N] offset of R[s] in R */
     MPI_Datatype block;    /* m bytes */
@@ -196,9 +210,11 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
         if (s != st->n) r_bytes += (size_t)L->node_sizes[s] * (size_t)st->ppn * st->m;
     }
     st->nflags = 2 * st->N + st->ppn; /* arrival per source node, progress per node rank, credit per peer node */
-    int err = pc_segment_acquire(L, s_bytes + r_bytes, st->nflags, &st->seg, &st->first_flag);
+    size_t d_bytes = sizeof(struct row_desc) * (size_t)st->ppn;
+    int err = pc_segment_acquire(L, d_bytes + s_bytes + r_bytes, st->nflags, &st->seg, &st->first_flag);
     if (err) return err;
-    st->S = st->seg->base;
+    st->desc = (struct row_desc *)st->seg->base;
+    st->S = st->seg->base + d_bytes;
     st->R = st->S + s_bytes;
 
     /* this leader's node pairs, and its datatypes */
@@ -286,8 +302,31 @@ struct send_side {
     int count;
 };
 
+/* Publishes where this rank's send row is; true when peers will read it from the caller's heap buffer. */
+static bool publish_row(const struct plancoll_plan_s *plan, const struct na_state *st, const struct send_side *ss)
+{
+    struct row_desc *d = &st->desc[st->me];
+    int arena = 0;
+    size_t offset = 0;
+    d->in_heap = st->N == 1 && !plan->in_place && ss->t->contiguous &&
+                 pc_heap_find(plan->layout, (const char *)ss->buf + ss->t->true_lb, (size_t)plan->size * st->m, &arena,
+                              &offset);
+    d->arena = arena;
+    d->offset = offset;
+    return d->in_heap;
+}
+
+/* The start of node rank i's send row, wherever it is. */
+static const char *row_of(const struct plancoll_plan_s *plan, const struct na_state *st, int i)
+{
+    const struct row_desc *d = &st->desc[i];
+    if (d->in_heap) return pc_heap_peer_address(plan->layout, i, d->arena, d->offset);
+    return st->S + (size_t)i * (size_t)plan->size * st->m;
+}
+
 static int write_row(const struct plancoll_plan_s *plan, const struct na_state *st, const struct send_side *ss)
 {
+    if (publish_row(plan, st, ss)) return PLANCOLL_SUCCESS;
     char *row = st->S + (size_t)st->me * (size_t)plan->size * st->m;
     if (ss->t->contiguous) {
         memcpy(row, (const char *)ss->buf + ss->t->true_lb, (size_t)plan->size * st->m);
@@ -304,9 +343,8 @@ static int write_row(const struct plancoll_plan_s *plan, const struct na_state *
 static int scatter_node(const struct plancoll_plan_s *plan, const struct na_state *st, int s, void *rbuf)
 {
     const struct pc_layout *L = plan->layout;
-    const size_t P = (size_t)plan->size;
     for (int i = 0; i < L->node_sizes[s]; i++) {
-        const char *src = s == st->n ? st->S + ((size_t)i * P + (size_t)plan->rank) * st->m
+        const char *src = s == st->n ? row_of(plan, st, i) + (size_t)plan->rank * st->m
                                      : st->R + st->r_off[s] + ((size_t)st->me * (size_t)L->node_sizes[s] + (size_t)i) * st->m;
         int err = store_block(plan, rbuf, rank_of(L, s, i), src, st->m);
         if (err) return err;
@@ -482,9 +520,10 @@ static int execute_overlapped(struct plancoll_plan_s *plan, struct na_state *st,
     if (err) return err;
     /* gather, destination node by destination node in offset order, so offset k is complete after k+1 pieces */
     char *row = st->S + (size_t)st->me * P * st->m;
+    bool in_heap = publish_row(plan, st, ss);
     for (int k = 0; k < st->N; k++) {
         int d = (st->n + k) % st->N;
-        for (int t = 0; t < L->node_sizes[d]; t++) {
+        for (int t = 0; t < L->node_sizes[d] && !in_heap; t++) {
             int j = rank_of(L, d, t);
             err = load_block(plan, ss->buf, ss->t, ss->count, j, row + (size_t)j * st->m, st->m);
             if (err) return err;
@@ -576,7 +615,14 @@ int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     pc_node_barrier(plan->layout);
     int err = st->cfg.overlap ? execute_overlapped(plan, st, &ss, rbuf) : execute_phased(plan, st, &ss, rbuf);
     plan->layout->poke = NULL;
-    return err;
+    if (err) return err;
+    /* Rows read from heap buffers: their owners may not return (and reuse them) before every reader is done. */
+    for (int i = 0; i < st->ppn; i++)
+        if (st->desc[i].in_heap) {
+            pc_node_barrier(plan->layout);
+            break;
+        }
+    return PLANCOLL_SUCCESS;
 }
 
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
