@@ -118,7 +118,7 @@ static int build_send_type(const struct pc_layout *L, struct na_state *st, int d
     MPI_Aint *displs = malloc(sizeof(MPI_Aint) * (size_t)count);
     if (!displs) return pc_error(PLANCOLL_ERR_NOMEM, "node-aware send type");
     for (int t = 0, k = 0; t < ppn_d; t++)
-        for (int i = 0; i < st->ppn; i++) displs[k++] = (MPI_Aint)(((size_t)i * (size_t)L->size + (size_t)rank_of(L, d, t)) * st->m);
+        for (int i = 0; i < st->ppn; i++) displs[k++] = (MPI_Aint)(pc_na_send_block(L->size, i, rank_of(L, d, t)) * st->m);
     int rc = MPI_Type_create_hindexed_block(count, 1, displs, st->block, out);
     free(displs);
     if (rc != MPI_SUCCESS) return pc_mpi_error(rc, "MPI_Type_create_hindexed_block");
@@ -128,13 +128,10 @@ static int build_send_type(const struct pc_layout *L, struct na_state *st, int d
 
 static _Atomic uint64_t *arrival_flag(const struct na_state *st, int s);
 
-/* Where R[s] starts in node d's R area (the same formula the owner used for its r_off). */
+/* Where R[s] starts in node d's R area, in bytes (the formula the owner used for its own r_off). */
 static size_t remote_r_offset(const struct pc_layout *L, const struct na_state *st, int d, int s)
 {
-    size_t off = 0;
-    for (int x = 0; x < s; x++)
-        if (x != d) off += (size_t)L->node_sizes[x] * (size_t)L->node_sizes[d] * st->m;
-    return off;
+    return pc_na_r_offset_blocks(L->node_sizes, d, s) * st->m;
 }
 
 /* The whole segment (flags, then data) in a window over plancoll's communicator; every rank learns where every
@@ -204,11 +201,8 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     size_t P = (size_t)L->size, s_bytes = (size_t)st->ppn * P * st->m;
     st->r_off = calloc((size_t)st->N, sizeof(size_t));
     if (!st->r_off) return pc_error(PLANCOLL_ERR_NOMEM, "node-aware offsets");
-    size_t r_bytes = 0;
-    for (int s = 0; s < st->N; s++) {
-        st->r_off[s] = r_bytes;
-        if (s != st->n) r_bytes += (size_t)L->node_sizes[s] * (size_t)st->ppn * st->m;
-    }
+    for (int s = 0; s < st->N; s++) st->r_off[s] = pc_na_r_offset_blocks(L->node_sizes, st->n, s) * st->m;
+    size_t r_bytes = pc_na_r_offset_blocks(L->node_sizes, st->n, st->N) * st->m;
     st->nflags = 2 * st->N + st->ppn; /* arrival per source node, progress per node rank, credit per peer node */
     size_t d_bytes = sizeof(struct row_desc) * (size_t)st->ppn;
     int err = pc_segment_acquire(L, d_bytes + s_bytes + r_bytes, st->nflags, &st->seg, &st->first_flag);
@@ -230,9 +224,9 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
         return pc_error(PLANCOLL_ERR_NOMEM, "node-aware schedule");
     if (st->leader_index >= 0)
         for (int k = 1; k < st->N; k++) {
-            if (k % st->l != st->leader_index) continue;
-            st->recv_node[st->nrecv++] = (st->n - k + st->N) % st->N;
-            st->send_node[st->nsend] = (st->n + k) % st->N;
+            if (pc_na_pair_leader(k, st->l) != st->leader_index) continue;
+            st->recv_node[st->nrecv++] = pc_na_recv_node(st->n, st->N, k);
+            st->send_node[st->nsend] = pc_na_send_node(st->n, st->N, k);
             st->send_offset[st->nsend] = k;
             st->send_type[st->nsend] = MPI_DATATYPE_NULL;
             err = build_send_type(L, st, st->send_node[st->nsend], &st->send_type[st->nsend]);
@@ -345,7 +339,7 @@ static int scatter_node(const struct plancoll_plan_s *plan, const struct na_stat
     const struct pc_layout *L = plan->layout;
     for (int i = 0; i < L->node_sizes[s]; i++) {
         const char *src = s == st->n ? row_of(plan, st, i) + (size_t)plan->rank * st->m
-                                     : st->R + st->r_off[s] + ((size_t)st->me * (size_t)L->node_sizes[s] + (size_t)i) * st->m;
+                                     : st->R + st->r_off[s] + pc_na_recv_block(L->node_sizes[s], st->me, i) * st->m;
         int err = store_block(plan, rbuf, rank_of(L, s, i), src, st->m);
         if (err) return err;
     }

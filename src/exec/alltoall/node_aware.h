@@ -25,6 +25,27 @@ int pc_na_leaders_used(const struct pc_problem *p, int requested);
  * leader j goes to domain j mod D (the (j div D)-th rank of that domain), falling back to the lowest unused rank
  * when a domain runs out; otherwise leaders are node ranks 0..l-1. Pure: unit-tested. */
 void pc_na_choose_leaders(const int *numa, int node_size, int num_domains, int l, bool numa_spread, int *out);
+/* ---- the engine's index arithmetic, pure so tests/unit/test_node_aware_sim.c can run every rank of it ---- */
+
+/* Node pair at offset k (1 <= k < N): node n sends to (n + k) mod N and receives from (n - k) mod N, both through
+ * leader k mod l on each side. */
+static inline int pc_na_send_node(int n, int N, int k) { return (n + k) % N; }
+static inline int pc_na_recv_node(int n, int N, int k) { return (n - k % N + N) % N; }
+static inline int pc_na_pair_leader(int k, int l) { return k % l; }
+/* Where R[s] starts in node d's R area, in blocks: the other nodes' blocks for d in node order. */
+static inline size_t pc_na_r_offset_blocks(const int *node_sizes, int d, int s)
+{
+    size_t off = 0;
+    for (int x = 0; x < s; x++)
+        if (x != d) off += (size_t)node_sizes[x] * (size_t)node_sizes[d];
+    return off;
+}
+/* Block (t, i) of the message from this node to node d, t = destination node rank, i = source node rank: taken
+ * from S row i at the block of global rank dest_rank = rank of (d, t); R[s] on the receiver holds it at t * ppn_s
+ * + i, and node rank t of d copies it to its receive block of the sender's global rank. */
+static inline size_t pc_na_send_block(int P, int i, int dest_rank) { return (size_t)i * (size_t)P + (size_t)dest_rank; }
+static inline size_t pc_na_recv_block(int ppn_s, int t, int i) { return (size_t)t * (size_t)ppn_s + (size_t)i; }
+
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *m);
 
 #endif
