@@ -11,9 +11,9 @@
  * MPI's persistent collective (MPI_*_init + MPI_Start, yield-waited), MPI's nonblocking collective
  * (yield-waited), and the memcpy of the bytes one rank must receive (the physical bound).
  *
- * Protocol (docs: /work/shared/BENCHMARKS.md): warm-up, then batches that last at least 20 ms each; every
- * batch starts with a yield-friendly barrier; each iteration is timed on its own and reduced with MAX over
- * ranks; the variants alternate batch by batch (A B C D A B C D ...) so drift hits all of them equally; the
+ * Protocol (../shared/BENCHMARKS.md): warm-up, then batches that last at least 20 ms each; every batch
+ * starts with a yield-friendly barrier; each iteration is timed on its own and reduced with MAX over ranks;
+ * the variants alternate batch by batch (A B C D A B C D ...) so drift hits all of them equally; the
  * reported median is the median over batches of each batch's mean, avg/min/max are over all iterations.
  */
 #include <errno.h>
@@ -35,7 +35,7 @@
 #define MIN_WARMUP 10            /* BENCHMARKS.md: at least 10 executions of warm-up */
 #define MIN_BATCHES 5            /* BENCHMARKS.md: median over 5 or more batches */
 #define MAX_BATCHES 101
-#define MAX_SAMPLES 100000       /* per batch; bounds the per-iteration arrays reduced over ranks */
+#define MAX_SAMPLES 262144       /* per batch (2 MiB of doubles): bounds the arrays reduced over ranks */
 #define MEMCPY_SAMPLE_SECONDS 2e-6 /* a memcpy sample groups copies so the clock's overhead stays small */
 #define MAX_VARIANTS 24
 #define RANDOM_SEED UINT64_C(0x706c616e636f6c6c) /* "plancoll": shared by all ranks, so counts agree */
@@ -54,6 +54,7 @@ struct options {
     size_t factor;
     int min_iters, warmup, batches;
     bool check, verbose, list;
+    bool heap; /* --heap: buffers from plancoll_malloc (node-shared), for single-copy plans */
     const char *algorithm; /* NULL: the planner's ESTIMATE choice; "all": every registered algorithm */
     enum pattern pattern;
     const char *json_path;
@@ -70,6 +71,7 @@ struct problem {
     int *sendcounts, *sdispls, *recvcounts, *rdispls; /* alltoallv, in bytes */
     int *matrix;       /* alltoallv: matrix[i * P + j] = bytes rank i sends to rank j */
     size_t recv_bytes; /* what this rank must receive: the memcpy bound copies this much */
+    bool heap;         /* send and recv come from plancoll_malloc */
 };
 
 enum kind { KIND_PLANCOLL, KIND_BLOCKING, KIND_PERSISTENT, KIND_NONBLOCKING, KIND_MEMCPY };
@@ -106,6 +108,7 @@ struct bench {
     double *samples, *samples_max; /* MAX_SAMPLES each */
     long failures;                 /* validation failures seen by this rank */
     bool output_failed;            /* rank 0: the JSON file could not be written */
+    double load_start;             /* the load average when the collective's sweep started */
     struct result *results;        /* rank 0 */
     size_t nresults, cap_results;
     char (*choices)[96];           /* rank 0: the planner's ESTIMATE choice per size */
@@ -259,8 +262,19 @@ static void problem_init(const struct bench *b, struct problem *pb, enum collect
     pb->coll = coll;
     const size_t P = (size_t)b->size;
     pb->capacity = coll == COLL_ALLREDUCE ? (max_bytes / 8 > 0 ? max_bytes / 8 : 1) * sizeof(double) : P * max_bytes;
-    pb->send = xmalloc(pb->capacity);
-    pb->recv = xmalloc(pb->capacity);
+    if (b->opt->heap) {
+        /* Every variant, MPI's too, runs on the same node-shared buffers: only plancoll can exploit them. */
+        int rc1 = plancoll_malloc(pb->capacity, MPI_COMM_WORLD, (void **)&pb->send);
+        int rc2 = plancoll_malloc(pb->capacity, MPI_COMM_WORLD, (void **)&pb->recv);
+        if (rc1 || rc2) {
+            fprintf(stderr, "plancoll-bench: plancoll_malloc failed: %s\n", plancoll_error_detail());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    } else {
+        pb->send = xmalloc(pb->capacity);
+        pb->recv = xmalloc(pb->capacity);
+    }
+    pb->heap = b->opt->heap;
     /* Touch every page now so no timed iteration pays a first-touch fault. */
     memset(pb->send, 0, pb->capacity);
     memset(pb->recv, 0, pb->capacity);
@@ -275,8 +289,13 @@ static void problem_init(const struct bench *b, struct problem *pb, enum collect
 
 static void problem_free(struct problem *pb)
 {
-    free(pb->send);
-    free(pb->recv);
+    if (pb->heap) {
+        plancoll_free(pb->send);
+        plancoll_free(pb->recv);
+    } else {
+        free(pb->send);
+        free(pb->recv);
+    }
     free(pb->sendcounts);
     free(pb->sdispls);
     free(pb->recvcounts);
@@ -677,6 +696,18 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The 1-minute load average (Linux), or -1: the machine is shared, and a result taken under load says so. */
+static double load_average(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = -1;
+        fclose(f);
+    }
+    return load;
+}
+
 static bool write_json(const struct bench *b, enum collective coll, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -694,6 +725,7 @@ static bool write_json(const struct bench *b, enum collective coll, const char *
     fprintf(f, ",\n  \"protocol\": {\"warmup\": %d, \"batches\": %d, \"min_batch_ms\": %g, \"min_iterations\": %d, "
                "\"statistic\": \"median over batches of the batch mean of per-iteration max over ranks\"}",
             o->warmup, o->batches, BATCH_SECONDS * 1e3, o->min_iters);
+    fprintf(f, ",\n  \"load_average\": {\"start\": %.2f, \"end\": %.2f}", b->load_start, load_average());
     fprintf(f, ",\n  \"planner_choice\": [");
     for (size_t i = 0; i < b->nchoices; i++) {
         fprintf(f, "%s\n    {\"bytes\": %zu, \"algorithm\": ", i ? "," : "", b->choice_bytes[i]);
@@ -872,6 +904,7 @@ static void run_collective(struct bench *b, enum collective coll, size_t min_byt
     problem_init(b, &pb, coll, sizes[nsizes - 1]);
     b->nresults = 0;
     b->nchoices = 0;
+    b->load_start = load_average();
 
     if (b->rank == 0) {
         printf("# plancoll-bench %s%s%s: P=%d nodes=%d configuration=%s, %s bytes %zu..%zu\n", collective_names[coll],
@@ -879,7 +912,8 @@ static void run_collective(struct bench *b, enum collective coll, size_t min_byt
                b->size, b->nodes, b->configuration, coll == COLL_ALLREDUCE ? "vector (MPI_DOUBLE, MPI_SUM)" : "block",
                sizes[0], sizes[nsizes - 1]);
         printf("# warm-up %d, %d alternating batches of >= %.0f ms; time per iteration = max over ranks; "
-               "median = median of batch means;\n# times in us; iters = timed iterations over all batches; ratios are of medians%s\n",
+               "median = median of batch means;\n"
+               "# times in us; iters = timed iterations over all batches; ratios are of medians%s\n",
                o->warmup, o->batches, BATCH_SECONDS * 1e3, o->check ? "; results validated (-c)" : "");
         printf("# %8s  %-38s %10s %10s %10s %10s %9s %9s %9s %9s\n", "bytes", "implementation", "median", "avg",
                "min", "max", "iters", "/bestMPI", "/blocking", "/memcpy");
@@ -918,7 +952,8 @@ static void usage(FILE *f)
             "  --json FILE      write the results as JSON (several collectives: FILE-<collective>.json)\n"
             "  --config NAME    configuration name for the JSON (default derived: e.g. 1n2p, 2n2p-tcp)\n"
             "  -v               print the planner's chosen plan at each size\n"
-            "  --list           print every registered algorithm: name collective\n");
+            "  --list           print every registered algorithm: name collective\n"
+            "  --heap           allocate the buffers with plancoll_malloc (node-shared: single-copy plans)\n");
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -956,7 +991,8 @@ static const char *parse_options(int argc, char **argv, struct options *o)
     static const struct option longopts[] = {
         {"pattern", required_argument, NULL, 'p'}, {"json", required_argument, NULL, 'j'},
         {"list", no_argument, NULL, 'l'},          {"config", required_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},          {"heap", no_argument, NULL, 'H'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     int fi = 4;
@@ -975,6 +1011,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
             if (!parse_int(optarg, &fi) || fi < 2) return "-f wants an integer factor >= 2";
             o->factor = (size_t)fi;
             break;
+        case 'H': o->heap = true; break;
         case 'i':
             if (!parse_int(optarg, &o->min_iters) || o->min_iters < 1) return "-i wants a positive integer";
             break;
@@ -1000,7 +1037,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         case 'C': o->configuration = optarg; break;
         case 'l': o->list = true; break;
         case 'h': return "";
-        default: return "unknown option, or an option without its argument (see --help)";
+        default: return "unknown option, or an option without its argument";
         }
     }
     for (int i = optind; i < argc; i++) {
@@ -1127,5 +1164,9 @@ int main(int argc, char **argv)
     free(b.results);
     free(b.choices);
     free(b.choice_bytes);
-    return finish(failures || b.output_failed ? 1 : 0);
+    /* The verdict comes before MPI_Finalize: a finalize that hangs (MPICH 4.0.2 over UCX tcp) and is then
+     * killed changes the exit code but not this line, which run-benchmarks.sh reads. */
+    int status = failures || b.output_failed ? 1 : 0;
+    if (b.rank == 0) printf("# plancoll-bench finished: exit status %d\n", status);
+    return finish(status);
 }

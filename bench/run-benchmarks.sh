@@ -44,6 +44,8 @@ if [ ! -x "$bench" ]; then
 fi
 [ "$configs" = all ] && configs=1n2p,2n1p-tcp,2n2p-tcp,2n4p-tcp,4n2p-tcp
 mkdir -p "$results"
+# which code was measured (a dirty tree says so)
+revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 
 # The environment and rank count of each configuration, exactly as BENCHMARKS.md gives them.
 config_command() {
@@ -86,10 +88,19 @@ for config in "${config_list[@]}"; do
                 stem="$stem-$pattern"
             fi
             args+=(--json "$stem.json" "${extra[@]}")
-            echo "== $config $name${pattern:+ ($pattern)}: $launcher $bench ${args[*]}"
+            echo "== $config $name${pattern:+ ($pattern)} at $revision: $launcher $bench ${args[*]}" | tee "$stem.txt"
+            set +e
             # shellcheck disable=SC2086 # the launcher is a word list on purpose
-            if ! timeout --kill-after=10 "$timeout_s" $launcher "$bench" "${args[@]}" | tee "$stem.txt"; then
-                echo "run-benchmarks: $config $name${pattern:+ ($pattern)} FAILED (exit ${PIPESTATUS[0]})" >&2
+            timeout --kill-after=10 "$timeout_s" $launcher "$bench" "${args[@]}" 2>&1 | tee -a "$stem.txt"
+            rc=${PIPESTATUS[0]}
+            set -e
+            # Judge by the verdict printed before MPI_Finalize: MPICH 4.0.2 over UCX tcp sometimes hangs in
+            # finalize and is then killed, which changes the exit code after a complete run (docs/testing.md).
+            verdict=$(sed -n 's/^# plancoll-bench finished: exit status \([0-9]*\)$/\1/p' "$stem.txt" | tail -n 1)
+            if [ "$verdict" = 0 ]; then
+                [ "$rc" -ne 0 ] && echo "note: exit code $rc after a complete run (MPI_Finalize hang over UCX tcp, tolerated)"
+            else
+                echo "run-benchmarks: $config $name${pattern:+ ($pattern)} FAILED (exit $rc${verdict:+, status $verdict})" >&2
                 status=1
             fi
         done
