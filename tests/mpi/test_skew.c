@@ -5,8 +5,8 @@
  * the planned buffers (plancoll_execute) and a second pair (plancoll_execute_buffers). Cases: 1, 7 and 4099
  * bytes per block, ints, a non-contiguous vector type with holes, a 1 MiB receive buffer, MPI_IN_PLACE; and
  * two plans of different algorithms alive at once, executed alternately under skew. Run for
- * alltoall.pap (its default point-to-point transport and, forced, the MPI_Put transport) and for
- * alltoall.pairwise as a control. The arrival pattern comes from one seed shared by all ranks, so a failure
+ * alltoall.pap (its default point-to-point transport and, forced, the MPI_Put transport), for
+ * alltoall.pairwise as a control, and for every other alltoall algorithm on a few cases. The arrival pattern comes from one seed shared by all ranks, so a failure
  * can be replayed; receive-buffer bytes outside the data (guards, holes) must keep their fill.
  *
  * Data: word i of the block rank s sends rank d at execution it of case c is mix(c, s, d, i, it). */
@@ -253,6 +253,13 @@ int main(int argc, char **argv)
         {"alltoall.pap", NCASES, {0, 1, 2, 3, 4, 5, 6, 7, 8}},
         {"alltoall.pap:transport=put", 5, {0, 2, 3, 5, 8}},
         {"alltoall.pairwise", 3, {1, 5, 7}},
+        /* every other algorithm under the same skew: a few cases each (Bruck: contiguous types only) */
+        {"alltoall.native", 3, {1, 5, 7}},
+        {"alltoall.bruck", 3, {1, 2, 4}},
+        {"alltoall.leader", 3, {1, 5, 7}},
+        {"alltoall.mpml:leaders=2", 3, {1, 5, 6}},
+        {"alltoall.onmpml:leaders=2:depth=1", 3, {1, 5, 6}},
+        {"alltoall.mpml:leaders=2:transport=put", 1, {4}},
     };
     for (size_t a = 0; a < sizeof runs / sizeof runs[0]; a++) {
         double t0 = MPI_Wtime();
