@@ -785,7 +785,9 @@ static void make_plancoll_variants(struct bench *b, struct problem *pb, struct v
     else if (o->algorithm) {
         const char *c = NULL;
         for (int i = 0; plancoll_algorithm_name(i, &c); i++)
-            if (strcmp(plancoll_algorithm_name(i, &c), o->algorithm) == 0 && strcmp(c, collective_names[pb->coll]) == 0)
+            if (strncmp(plancoll_algorithm_name(i, &c), o->algorithm, strcspn(o->algorithm, ":")) == 0 &&
+                plancoll_algorithm_name(i, NULL)[strcspn(o->algorithm, ":")] == '\0' &&
+                strcmp(c, collective_names[pb->coll]) == 0)
                 names[nnames++] = o->algorithm;
     }
     if (nnames == 0) {
@@ -1055,7 +1057,8 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         const char *coll = NULL, *name;
         int owner = -1;
         for (int i = 0; (name = plancoll_algorithm_name(i, &coll)) != NULL; i++)
-            if (strcmp(name, o->algorithm) == 0)
+            if (strncmp(name, o->algorithm, strcspn(o->algorithm, ":")) == 0 &&
+                name[strcspn(o->algorithm, ":")] == '\0') /* "alltoall.mpml:leaders=2" names alltoall.mpml */
                 for (int k = 0; k < COLL_COUNT; k++)
                     if (coll && strcmp(coll, collective_names[k]) == 0) owner = k;
         if (owner < 0) return "-a names an algorithm that is not registered (see --list)";
