@@ -3,12 +3,6 @@
  * messages drop from (N ppn)^2 to N^2. Parameter: transport (Isend/Irecv or MPI_Put). The engine is node_aware.c; cost pc_na_estimate with l = 1. */
 #include "node_aware.h"
 
-static struct pc_na_config config_of(const struct pc_params *p)
-{
-    struct pc_na_config c = {.leaders = 1, .put = p->transport == 1};
-    return c;
-}
-
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0;
@@ -16,16 +10,11 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
     return n;
 }
 
-static int setup(struct plancoll_plan_s *plan)
-{
-    struct pc_na_config c = config_of(&plan->params);
-    return pc_na_setup(plan, &c);
-}
+static int setup(struct plancoll_plan_s *plan) { return pc_na_setup_form(plan, PC_NA_LEADER); }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
-    struct pc_na_config c = config_of(params);
-    return pc_na_estimate(p, &c, m);
+    return pc_na_estimate_form(PC_NA_LEADER, p, params, m);
 }
 
 const struct pc_algorithm pc_alltoall_leader = {

@@ -72,6 +72,16 @@ struct na_state {
     uint64_t seq_out;             /* source buffer of credit and arrival puts */
 };
 
+struct pc_na_config pc_na_config_of(enum pc_na_form form, const struct pc_params *p)
+{
+    struct pc_na_config c = {.leaders = form == PC_NA_LEADER ? 1 : p->leaders,
+                             .numa_spread = form != PC_NA_LEADER && p->placement == 1,
+                             .overlap = form == PC_NA_ONMPML,
+                             .depth = form == PC_NA_ONMPML ? p->segments : 0,
+                             .put = p->transport == 1};
+    return c;
+}
+
 int pc_na_leaders_used(const struct pc_problem *p, int requested)
 {
     int l = requested < 1 ? 1 : requested;

@@ -16,6 +16,16 @@ struct pc_na_config {
 };
 
 int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg);
+
+/* The three registered forms of the engine and how a candidate's parameters configure each. */
+enum pc_na_form { PC_NA_LEADER, PC_NA_MPML, PC_NA_ONMPML };
+struct pc_na_config pc_na_config_of(enum pc_na_form form, const struct pc_params *params);
+static inline int pc_na_setup_form(struct plancoll_plan_s *plan, enum pc_na_form form)
+{
+    struct pc_na_config c = pc_na_config_of(form, &plan->params);
+    return pc_na_setup(plan, &c);
+}
+
 int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
 void pc_na_teardown(struct plancoll_plan_s *plan);
 const char *pc_na_inapplicable(const struct pc_problem *p);
@@ -47,5 +57,14 @@ static inline size_t pc_na_send_block(int P, int i, int dest_rank) { return (siz
 static inline size_t pc_na_recv_block(int ppn_s, int t, int i) { return (size_t)t * (size_t)ppn_s + (size_t)i; }
 
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *m);
+static inline double pc_na_estimate_form(enum pc_na_form form, const struct pc_problem *p,
+                                         const struct pc_params *params, const struct pc_machine_model *m)
+{
+    struct pc_na_config c = pc_na_config_of(form, params);
+    return pc_na_estimate(p, &c, m);
+}
+/* Leader counts 1, 2, 4, ... and the smallest node's size; NUMA-spread placement when nodes have domains; both
+ * transports when there is more than one node; pipeline depth `depth` on each. */
+int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);
 
 #endif

@@ -5,15 +5,6 @@
  * depth, transport. Engine node_aware.c; cost pc_na_estimate with overlap. */
 #include "node_aware.h"
 
-int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);
-
-static struct pc_na_config config_of(const struct pc_params *p)
-{
-    struct pc_na_config c = {.leaders = p->leaders, .numa_spread = p->placement == 1, .overlap = true,
-                             .depth = p->segments, .put = p->transport == 1};
-    return c;
-}
-
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = pc_na_leader_variants(p, out, max, 0);
@@ -22,16 +13,11 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
     return n;
 }
 
-static int setup(struct plancoll_plan_s *plan)
-{
-    struct pc_na_config c = config_of(&plan->params);
-    return pc_na_setup(plan, &c);
-}
+static int setup(struct plancoll_plan_s *plan) { return pc_na_setup_form(plan, PC_NA_ONMPML); }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
-    struct pc_na_config c = config_of(params);
-    return pc_na_estimate(p, &c, m);
+    return pc_na_estimate_form(PC_NA_ONMPML, p, params, m);
 }
 
 const struct pc_algorithm pc_alltoall_onmpml = {
