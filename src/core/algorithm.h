@@ -4,6 +4,7 @@
 #define PC_ALGORITHM_H
 
 #include "problem.h"
+#include "../cost_model/model.h"
 
 struct plancoll_plan_s;
 
@@ -16,13 +17,6 @@ struct pc_params {
     int radix;     /* Bruck radix */
 };
 
-/* A model of the machine. Until calibration lands (the planner issue) these are documented defaults. */
-struct pc_machine_model {
-    double alpha_us;        /* start-up of one message, microseconds */
-    double beta_us_per_b;   /* per byte of one message, microseconds */
-    double gamma_us_per_b;  /* per byte reduced, microseconds */
-    double copy_us_per_b;   /* per byte copied locally, microseconds */
-};
 
 struct pc_algorithm {
     const char *name; /* "alltoall.pairwise": stable, used in wisdom and PLANCOLL_ALGORITHM */

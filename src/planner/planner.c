@@ -6,15 +6,7 @@
 #include "../../include/plancoll.h"
 #include "../core/errors.h"
 
-void pc_default_model(struct pc_machine_model *m)
-{
-    /* Shared-memory MPI on one node of a current x86 server: 1 us start-up, 5 GB/s per message, 2 GB/s
-     * reductions, 10 GB/s local copy. Replaced by calibrated values when the cost-model planner lands. */
-    m->alpha_us = 1.0;
-    m->beta_us_per_b = 1.0 / 5000.0;
-    m->gamma_us_per_b = 1.0 / 2000.0;
-    m->copy_us_per_b = 1.0 / 10000.0;
-}
+void pc_default_model(struct pc_machine_model *m) { pc_model_default(m); }
 
 static int parse_int(const char *v, int *out)
 {

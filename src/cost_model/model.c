@@ -1,0 +1,328 @@
+/* The machine model: defaults, interpolation, the cost primitives and the model's text form. */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double pc_model_sizes[PC_MODEL_NSIZES] = {8, 64, 512, 4096, 32768, 262144, 2097152};
+
+void pc_model_default(struct pc_machine_model *m)
+{
+    /* An uncalibrated guess at a current cluster node: 2 us network latency, 10 GB/s links that two
+     * concurrent pairs can fill better than one at small sizes; MPI inside the node 0.5 us and 8 GB/s;
+     * shared-memory copies at 8 GB/s alone, slowing by 30% per extra concurrent copy. */
+    memset(m, 0, sizeof *m);
+    snprintf(m->shape, sizeof m->shape, "default");
+    m->L_us = 2.0;
+    m->o_us = 0.5;
+    m->g_us = 0.5;
+    m->G_us_per_b = 1.0 / 10000.0;
+    m->net_ports = 2;
+    for (int s = 0; s < PC_MODEL_NSIZES; s++) {
+        double b = pc_model_sizes[s];
+        m->net_time[0][s] = m->L_us + 2 * m->o_us + (b - 1) * m->G_us_per_b;
+        /* two pairs: the gap hides at small sizes, the link is shared at large ones */
+        m->net_time[1][s] = m->L_us + 2 * m->o_us + m->g_us + 2 * (b - 1) * m->G_us_per_b * (b > 65536 ? 1.0 : 0.6);
+    }
+    m->shm_alpha_us = 0.5;
+    m->shm_beta_us_per_b = 1.0 / 8000.0;
+    m->shm_taus = 2;
+    for (int n = 0; n < 2; n++)
+        for (int t = 0; t < 2; t++)
+            for (int s = 0; s < PC_MODEL_NSIZES; s++)
+                m->shm_time[n][t][s] = (n + 1) * (0.05 + pc_model_sizes[s] / 8000.0) * (1.0 + 0.3 * t);
+    m->sync_us = 0.2;
+    m->transpose_us_per_b = 1.0 / 4000.0;
+    m->reduce_default_us_per_b = 1.0 / 1000.0;
+    pc_model_derive(m, 2);
+}
+
+void pc_model_derive(struct pc_machine_model *m, int nnodes)
+{
+    if (nnodes > 1) {
+        m->alpha_us = m->L_us + 2 * m->o_us;
+        m->beta_us_per_b = m->G_us_per_b;
+    } else {
+        m->alpha_us = m->shm_alpha_us;
+        m->beta_us_per_b = m->shm_beta_us_per_b;
+    }
+    /* The generic reduction: the cost of a double sum when measured, else the default. */
+    double c = 0;
+    for (int o = 0; o < PC_MODEL_MAX_OPS && c == 0; o++)
+        for (int t = 0; t < PC_MODEL_MAX_TYPES && c == 0; t++) c = m->reduce_us_per_b[o][t];
+    m->gamma_us_per_b = c > 0 ? c : m->reduce_default_us_per_b;
+    double one = pc_model_interp(m->shm_time[0][0], 262144.0);
+    m->copy_us_per_b = one > 0 ? one / 262144.0 : 1.0 / 8000.0;
+}
+
+double pc_model_interp(const double table[PC_MODEL_NSIZES], double bytes)
+{
+    if (bytes < 1) bytes = 1;
+    const double *x = pc_model_sizes;
+    int last = PC_MODEL_NSIZES - 1;
+    if (bytes <= x[0]) return table[0];
+    if (bytes >= x[last]) {
+        /* beyond the table the cost grows with the last interval's per-byte slope */
+        double slope = (table[last] - table[last - 1]) / (x[last] - x[last - 1]);
+        if (slope < 0) slope = 0;
+        return table[last] + (bytes - x[last]) * slope;
+    }
+    int s = 0;
+    while (bytes > x[s + 1]) s++;
+    double y0 = table[s], y1 = table[s + 1];
+    if (y0 <= 0 || y1 <= 0) return y0 + (y1 - y0) * (bytes - x[s]) / (x[s + 1] - x[s]);
+    double f = log(bytes / x[s]) / log(x[s + 1] / x[s]);
+    return exp(log(y0) + f * (log(y1) - log(y0)));
+}
+
+/* Table row at concurrency level `level` (1-based): measured, or extrapolated from the last two rows. */
+static double level_interp(const double rows[][PC_MODEL_NSIZES], int measured, int level, double bytes)
+{
+    if (measured < 1) return 0;
+    if (level < 1) level = 1;
+    if (level <= measured) return pc_model_interp(rows[level - 1], bytes);
+    double last = pc_model_interp(rows[measured - 1], bytes);
+    if (measured < 2) return last * level / measured;
+    double prev = pc_model_interp(rows[measured - 2], bytes);
+    double step = last - prev;
+    if (step < 0) step = 0;
+    return last + step * (level - measured);
+}
+
+double pc_cost_net(const struct pc_machine_model *m, double bytes)
+{
+    if (m->net_ports >= 1) return pc_model_interp(m->net_time[0], bytes);
+    return m->L_us + 2 * m->o_us + (bytes > 1 ? bytes - 1 : 0) * m->G_us_per_b;
+}
+
+double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double bytes)
+{
+    if (k <= 1) return pc_cost_net(m, bytes);
+    if (m->net_ports >= 1) return level_interp(m->net_time, m->net_ports, k, bytes);
+    return pc_cost_net(m, bytes) + (k - 1) * (m->g_us + bytes * m->G_us_per_b);
+}
+
+double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes)
+{
+    return m->shm_alpha_us + bytes * m->shm_beta_us_per_b;
+}
+
+double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double bytes)
+{
+    if (bytes <= 0) return 0;
+    if (n < 1) n = 1;
+    if (n > 2) return pc_cost_shm_copy(m, 2, tau, bytes) + (n - 2) * pc_cost_shm_copy(m, 1, tau, bytes);
+    return level_interp(m->shm_time[n - 1], m->shm_taus, tau, bytes);
+}
+
+double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes)
+{
+    double c = 0;
+    if (op_id >= 0 && op_id < PC_MODEL_MAX_OPS && type_id >= 0 && type_id < PC_MODEL_MAX_TYPES)
+        c = m->reduce_us_per_b[op_id][type_id];
+    if (c <= 0) c = m->reduce_default_us_per_b;
+    return c * bytes;
+}
+
+double pc_cost_transpose(const struct pc_machine_model *m, double bytes) { return m->transpose_us_per_b * bytes; }
+
+/* ---- text form ---- */
+
+static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(*buf ? *buf + *len : NULL, *buf ? *cap - *len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return -1;
+        if (*buf && *len + (size_t)n < *cap) {
+            *len += (size_t)n;
+            return 0;
+        }
+        size_t want = (*cap ? *cap * 2 : 1024) + (size_t)n + 1;
+        char *grown = realloc(*buf, want);
+        if (!grown) return -1;
+        *buf = grown;
+        *cap = want;
+    }
+}
+
+static int append_row(char **buf, size_t *len, size_t *cap, const char *head, const double row[PC_MODEL_NSIZES])
+{
+    if (append(buf, len, cap, "%s", head)) return -1;
+    for (int s = 0; s < PC_MODEL_NSIZES; s++)
+        if (append(buf, len, cap, "%s%.17g", s ? "," : " ", row[s])) return -1;
+    return append(buf, len, cap, "\n");
+}
+
+int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, size_t *cap)
+{
+    char head[64];
+    if (append(buf, len, cap, "shape %s\ncalibrated %d %.3f\n", m->shape, m->calibrated ? 1 : 0,
+               m->calibration_seconds) ||
+        append(buf, len, cap, "loggp %.17g %.17g %.17g %.17g\n", m->L_us, m->o_us, m->g_us, m->G_us_per_b) ||
+        append(buf, len, cap, "shm_p2p %.17g %.17g\nsync %.17g\ntranspose %.17g\nreduce_default %.17g\n", m->shm_alpha_us,
+               m->shm_beta_us_per_b, m->sync_us, m->transpose_us_per_b, m->reduce_default_us_per_b))
+        return -1;
+    for (int k = 0; k < m->net_ports && k < PC_MODEL_MAX_PORTS; k++) {
+        snprintf(head, sizeof head, "net %d", k + 1);
+        if (append_row(buf, len, cap, head, m->net_time[k])) return -1;
+    }
+    for (int n = 0; n < 2; n++)
+        for (int t = 0; t < m->shm_taus && t < PC_MODEL_MAX_TAU; t++) {
+            snprintf(head, sizeof head, "taulop %d %d", n + 1, t + 1);
+            if (append_row(buf, len, cap, head, m->shm_time[n][t])) return -1;
+        }
+    for (int o = 0; o < PC_MODEL_MAX_OPS; o++)
+        for (int t = 0; t < PC_MODEL_MAX_TYPES; t++)
+            if (m->reduce_us_per_b[o][t] > 0 &&
+                append(buf, len, cap, "reduce %d %d %.17g\n", o, t, m->reduce_us_per_b[o][t]))
+                return -1;
+    return 0;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Reads one time or rate: finite, >= 0. Advances *p past it and one separator. */
+static int read_number(const char **p, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(*p, &end);
+    if (end == *p || errno || !isfinite(v) || v < 0 || v > 1e12) return -1;
+    *out = v;
+    *p = end;
+    if (**p == ',' || **p == ' ') (*p)++;
+    return 0;
+}
+
+static int read_int(const char **p, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(*p, &end, 10);
+    if (end == *p || errno || v < lo || v > hi) return -1;
+    *out = (int)v;
+    *p = end;
+    if (**p == ' ') (*p)++;
+    return 0;
+}
+
+static int read_row(const char **p, double row[PC_MODEL_NSIZES])
+{
+    for (int s = 0; s < PC_MODEL_NSIZES; s++)
+        if (read_number(p, &row[s])) return -1;
+    return 0;
+}
+
+static bool at_end(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    return *p == '\0';
+}
+
+int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err, size_t errlen)
+{
+    char key[24];
+    int klen = 0;
+    const char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    while (*p && *p != ' ' && klen < (int)sizeof key - 1) key[klen++] = *p++;
+    key[klen] = '\0';
+    if (*p == ' ') p++;
+    int ok = 0, a = 0, b = 0;
+    if (strcmp(key, "shape") == 0) {
+        size_t n = strcspn(p, "\r\n");
+        if (n == 0 || n >= sizeof m->shape) return fail(err, errlen, "model shape missing or too long");
+        memcpy(m->shape, p, n);
+        m->shape[n] = '\0';
+        return 0;
+    } else if (strcmp(key, "calibrated") == 0) {
+        ok = !read_int(&p, 0, 1, &a) && !read_number(&p, &m->calibration_seconds);
+        m->calibrated = a == 1;
+    } else if (strcmp(key, "loggp") == 0) {
+        ok = !read_number(&p, &m->L_us) && !read_number(&p, &m->o_us) && !read_number(&p, &m->g_us) &&
+             !read_number(&p, &m->G_us_per_b);
+    } else if (strcmp(key, "shm_p2p") == 0) {
+        ok = !read_number(&p, &m->shm_alpha_us) && !read_number(&p, &m->shm_beta_us_per_b);
+    } else if (strcmp(key, "sync") == 0) {
+        ok = !read_number(&p, &m->sync_us);
+    } else if (strcmp(key, "transpose") == 0) {
+        ok = !read_number(&p, &m->transpose_us_per_b);
+    } else if (strcmp(key, "reduce_default") == 0) {
+        ok = !read_number(&p, &m->reduce_default_us_per_b);
+    } else if (strcmp(key, "net") == 0) {
+        ok = !read_int(&p, 1, PC_MODEL_MAX_PORTS, &a) && !read_row(&p, m->net_time[a - 1]);
+        if (ok && a > m->net_ports) m->net_ports = a;
+    } else if (strcmp(key, "taulop") == 0) {
+        ok = !read_int(&p, 1, 2, &a) && !read_int(&p, 1, PC_MODEL_MAX_TAU, &b) && !read_row(&p, m->shm_time[a - 1][b - 1]);
+        if (ok && b > m->shm_taus) m->shm_taus = b;
+    } else if (strcmp(key, "reduce") == 0) {
+        ok = !read_int(&p, 0, PC_MODEL_MAX_OPS - 1, &a) && !read_int(&p, 0, PC_MODEL_MAX_TYPES - 1, &b) &&
+             !read_number(&p, &m->reduce_us_per_b[a][b]);
+    } else {
+        return fail(err, errlen, "unknown model key '%s'", key);
+    }
+    if (!ok || !at_end(p)) return fail(err, errlen, "malformed model line '%s ...'", key);
+    return 0;
+}
+
+/* ---- the process's models ---- */
+
+void pc_model_shape_key(const struct pc_shape *sh, char *buf, size_t len)
+{
+    snprintf(buf, len, "P=%d:N=%d:ppn=%d-%d:oversub=%d", sh->nranks, sh->nnodes, sh->min_ppn, sh->max_ppn,
+             sh->oversubscribed ? 1 : 0);
+}
+
+static struct pc_machine_model *models;
+static int nmodels, models_cap;
+
+const struct pc_machine_model *pc_model_lookup(const char *shape)
+{
+    for (int i = 0; i < nmodels; i++)
+        if (strcmp(models[i].shape, shape) == 0) return &models[i];
+    return NULL;
+}
+
+int pc_model_remember(const struct pc_machine_model *m)
+{
+    for (int i = 0; i < nmodels; i++)
+        if (strcmp(models[i].shape, m->shape) == 0) {
+            models[i] = *m;
+            return 0;
+        }
+    if (nmodels == models_cap) {
+        int cap = models_cap ? 2 * models_cap : 4;
+        struct pc_machine_model *grown = realloc(models, sizeof *grown * (size_t)cap);
+        if (!grown) return -1;
+        models = grown;
+        models_cap = cap;
+    }
+    models[nmodels++] = *m;
+    return 0;
+}
+
+void pc_model_forget_all(void)
+{
+    free(models);
+    models = NULL;
+    nmodels = models_cap = 0;
+}
+
+int pc_model_count(void) { return nmodels; }
+const struct pc_machine_model *pc_model_at(int i) { return i >= 0 && i < nmodels ? &models[i] : NULL; }

@@ -1,0 +1,101 @@
+/* The machine model the planner ranks candidates with: LogGP between nodes (with multi-port zones), tau-Lop
+ * inside a node, local transpose throughput and reduction cost per (op, datatype). Pure C, no MPI: the
+ * calibration (calibrate.c) fills it from microbenchmarks, the wisdom files carry it, and every algorithm's
+ * estimate() reads it through the primitives below. */
+#ifndef PC_MODEL_H
+#define PC_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/problem.h"
+
+/* Message sizes the tables are sampled at (bytes): powers of 8 from 8 B to 2 MiB. */
+#define PC_MODEL_NSIZES 7
+extern const double pc_model_sizes[PC_MODEL_NSIZES];
+/* Concurrency levels: tau = 1 .. PC_MODEL_MAX_TAU concurrent intra-node transfers, k = 1 .. PC_MODEL_MAX_PORTS
+ * concurrent inter-node pairs. Levels beyond what was measured extrapolate linearly from the last two. */
+#define PC_MODEL_MAX_TAU 8
+#define PC_MODEL_MAX_PORTS 8
+#define PC_MODEL_MAX_OPS 16
+#define PC_MODEL_MAX_TYPES 48
+
+struct pc_machine_model {
+    /* Where the numbers come from: "default" or "calibrated", and the shape they were measured on. */
+    bool calibrated;
+    char shape[64];
+    double calibration_seconds;
+
+    /* Inter-node LogGP (microseconds): one m-byte message costs L + 2o + (m-1) G. */
+    double L_us, o_us, g_us, G_us_per_b;
+    /* Multi-port zones: net_time[k-1][s] = time for k concurrent pairs between two nodes to each deliver one
+     * message of pc_model_sizes[s] bytes (k = 1 is the ping-pong one-way time). Zero: not measured. */
+    double net_time[PC_MODEL_MAX_PORTS][PC_MODEL_NSIZES];
+    int net_ports; /* how many k levels were measured */
+
+    /* MPI point-to-point inside a node (the flat algorithms' local messages): start-up and per byte. */
+    double shm_alpha_us, shm_beta_us_per_b;
+    /* tau-Lop: shm_time[n-1][tau-1][s] = time of one transfer of pc_model_sizes[s] bytes through n copies
+     * (n = 1: read a peer's buffer directly; n = 2: staged through a shared segment) while tau transfers
+     * run concurrently on the node. Zero: not measured. */
+    double shm_time[2][PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
+    int shm_taus; /* how many tau levels were measured */
+    /* One signal between ranks of a node (flag post to the waiter's wake-up): includes the scheduler's
+     * slice when the node is oversubscribed. */
+    double sync_us;
+
+    /* Local transpose of blocks (node-aware packing), per byte. */
+    double transpose_us_per_b;
+    /* Reduction cost per byte of the reduced vector for predefined (op, type) pairs; zero: not measured. */
+    double reduce_us_per_b[PC_MODEL_MAX_OPS][PC_MODEL_MAX_TYPES];
+    double reduce_default_us_per_b; /* user ops and unmeasured pairs (MPI_Reduce_local) */
+
+    /* Summary numbers kept for the simple formulas: a generic message start-up and per-byte cost (the
+     * network's on several nodes, the node's on one), a generic reduction and copy per byte. */
+    double alpha_us, beta_us_per_b, gamma_us_per_b, copy_us_per_b;
+};
+
+/* The documented defaults (an uncalibrated commodity cluster node). */
+void pc_model_default(struct pc_machine_model *m);
+/* Recomputes the summary numbers from the tables (after calibration or parsing). */
+void pc_model_derive(struct pc_machine_model *m, int nnodes);
+
+/* ---- primitives the cost functions are built from (microseconds) ---- */
+/* One inter-node message of `bytes`, alone on the network. */
+double pc_cost_net(const struct pc_machine_model *m, double bytes);
+/* k concurrent inter-node messages of `bytes` each between the same two nodes: the multi-port zones. */
+double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double bytes);
+/* One MPI message between ranks of one node. */
+double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes);
+/* One shared-memory transfer of `bytes` through n copies (1 or 2) with tau concurrent transfers. */
+double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double bytes);
+/* Reducing `bytes` of predefined (op_id, type_id), or a user op / unknown pair (-1). */
+double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes);
+double pc_cost_transpose(const struct pc_machine_model *m, double bytes);
+/* A message between two ranks, network or node depending on same_node. */
+static inline double pc_cost_msg(const struct pc_machine_model *m, bool same_node, double bytes)
+{
+    return same_node ? pc_cost_shm_msg(m, bytes) : pc_cost_net(m, bytes);
+}
+/* Interpolates table[s] (sampled at pc_model_sizes) at bytes, log-log inside, linear in bytes outside. */
+double pc_model_interp(const double table[PC_MODEL_NSIZES], double bytes);
+
+/* ---- text form (the "model" block of a wisdom file, see wisdom/FORMAT.md) ---- */
+/* Appends the block's lines to *buf (growing it with realloc; *len and *cap track it). Returns 0, -1 on ENOMEM. */
+int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, size_t *cap);
+/* Applies one line of a model block to m. Returns 0, or -1 with a message in err for a malformed line
+ * (unknown key, bad number, index out of range, negative or non-finite time). */
+int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err, size_t errlen);
+
+/* ---- the process's models, one per communicator shape ---- */
+/* The shape a model is valid for, e.g. "P=8:N=2:ppn=4-4:oversub=1": the same machine measured with another
+ * number of ranks per node or another oversubscription behaves differently. */
+void pc_model_shape_key(const struct pc_shape *shape, char *buf, size_t len);
+const struct pc_machine_model *pc_model_lookup(const char *shape);
+int pc_model_remember(const struct pc_machine_model *m); /* copies; replaces the one with the same shape */
+void pc_model_forget_all(void);
+int pc_model_count(void);
+const struct pc_machine_model *pc_model_at(int i);
+
+#endif
