@@ -103,6 +103,14 @@ PLANCOLL_API const char *plancoll_error_detail(void);
 #define PLANCOLL_EXHAUSTIVE  (1u << 2)
 #define PLANCOLL_WISDOM_ONLY (1u << 3)
 
+/* Bounds the time MEASURE, PATIENT and EXHAUSTIVE spend timing candidates in one plan call (FFTW's
+ * fftw_set_timelimit): candidates are timed in the model's order of preference, and once the limit has passed
+ * the planner stops timing and keeps the fastest measured so far (at least one is always timed). Applies to
+ * every later plan of this process; PLANCOLL_NO_TIMELIMIT (any negative value, the default) removes it.
+ * Rank 0's clock decides, so every rank stops at the same candidate. */
+#define PLANCOLL_NO_TIMELIMIT (-1.0)
+PLANCOLL_API void plancoll_set_timelimit(double seconds);
+
 /* ---- Plans ------------------------------------------------------------------------------------- */
 typedef struct plancoll_plan_s *plancoll_plan;
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cost_model/calibrate.h"
 #include "../exec/measure.h"
 #include "../planner/planner.h"
 #include "../shm/layout.h"
@@ -166,6 +167,23 @@ static const struct pc_wisdom_entry *agreed_wisdom(struct plancoll_plan_s *p, co
     return e;
 }
 
+static uint64_t model_hash(const struct pc_machine_model *m)
+{
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    uint64_t h = 1;
+    if (pc_model_format(m, &text, &len, &cap) == 0) h = pc_hash_bytes(PC_HASH_SEED, text, len) | 1u;
+    free(text);
+    return h;
+}
+
+/* PLANCOLL_CALIBRATE=0 plans with the documented default model instead of measuring this machine. */
+static bool calibration_enabled(void)
+{
+    const char *v = getenv("PLANCOLL_CALIBRATE");
+    return !(v && strcmp(v, "0") == 0);
+}
+
 static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
 {
     struct pc_forced allowed[PC_MAX_CANDIDATES];
@@ -179,8 +197,14 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     /* One allreduce tells every rank whether any rank failed and whether all passed the same call. */
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
-    uint64_t v[4] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u}, m[4];
-    int rc = pc_allreduce_wait(p->layout, v, m, 4, MPI_UINT64_T, MPI_MAX);
+    /* The same call also tells whether every rank holds the same machine model for this shape. */
+    char shape[64];
+    pc_model_shape_key(&p->prob.shape, shape, sizeof shape);
+    const struct pc_machine_model *known = pc_model_lookup(shape);
+    uint64_t mh = known ? model_hash(known) : 0;
+    uint64_t v[6] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, mh, ~mh}, m[6];
+    int rc = pc_allreduce_wait(p->layout, v, m, 6, MPI_UINT64_T, MPI_MAX);
+    bool model_agreed = known && m[4] == mh && m[5] == ~mh;
     int err = local;
     if (!err && rc) err = rc;
     if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
@@ -199,7 +223,8 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     char key[160];
     pc_problem_key(&p->prob, key, sizeof key);
     struct pc_machine_model model;
-    pc_default_model(&model);
+    if (model_agreed) model = *known;
+    else pc_default_model(&model);
     struct pc_candidate cands[PC_MAX_CANDIDATES];
     int ncands = 0;
     err = nallowed ? pc_enumerate_forced(&p->prob, allowed, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands)
@@ -222,6 +247,18 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     }
     if (!err && !d.how && (p->flags & PLANCOLL_WISDOM_ONLY))
         err = pc_error(PLANCOLL_ERR_NO_WISDOM, "no wisdom for %s", key);
+    if (!err && !d.how && ncands > 1 && !model_agreed && calibration_enabled()) {
+        /* The candidates must be ranked and this shape has no agreed model yet: calibrate (collective; every
+         * rank reached this branch from agreed facts), remember, and rank again. */
+        err = pc_calibrate(p->layout, &model);
+        if (!err) {
+            snprintf(model.shape, sizeof model.shape, "%s", shape);
+            pc_model_remember(&model);
+            err = nallowed ? pc_enumerate_forced(&p->prob, allowed, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands)
+                           : pc_enumerate(&p->prob, NULL, 0, &model, cands, PC_MAX_CANDIDATES, &ncands);
+        }
+    }
+    p->model_calibrated = model.calibrated;
     if (!err && !d.how) {
         struct pc_planner_hooks hooks;
         pc_measure_hooks(p, &hooks);
@@ -236,7 +273,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
 
     p->alg = pc_registry_get(d.chosen.alg);
     p->params = d.chosen.params;
-    p->chosen_by = d.how;
+    p->chosen_by = d.time_limited ? "measured until the time limit" : d.how;
     p->predicted_us = d.chosen.predicted_us;
     p->measured_us = d.chosen.measured_us;
     p->candidates = d.ncandidates;
@@ -358,7 +395,7 @@ int plancoll_fprint_plan(plancoll_plan plan, FILE *out)
     fprintf(out, "  algorithm   %s%s%s%s\n", plan->alg->name, params[0] ? " (" : "", params, params[0] ? ")" : "");
     fprintf(out, "  chosen by   %s among %d candidate%s\n", plan->chosen_by, plan->candidates,
             plan->candidates == 1 ? "" : "s");
-    fprintf(out, "  predicted   %.2f us (default model)\n", plan->predicted_us);
+    fprintf(out, "  predicted   %.2f us (%s model)\n", plan->predicted_us, plan->model_calibrated ? "calibrated" : "default");
     if (plan->measured_us >= 0)
         fprintf(out, "  measured    %.2f us (median of per-execution maxima over ranks)\n", plan->measured_us);
     else

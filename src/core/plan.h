@@ -66,6 +66,7 @@ struct plancoll_plan_s {
     /* provenance, for plancoll_fprint_plan */
     const char *chosen_by;
     double predicted_us, measured_us;
+    bool model_calibrated; /* predicted_us came from a calibrated model */
     char runner_up[64];
     double runner_up_us;
     int candidates;

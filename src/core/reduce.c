@@ -259,3 +259,23 @@ int pc_reduce(const struct pc_reduction *r, const void *in, void *inout, int cou
     PC_MPI_CHECK(MPI_Reduce_local(in, inout, count, r->type, r->op));
     return PLANCOLL_SUCCESS;
 }
+
+/* For calibration: walk the predefined tables. */
+int pc_predefined_type_count(void)
+{
+    init_types();
+    return ntypes;
+}
+
+MPI_Datatype pc_predefined_type(int id)
+{
+    init_types();
+    return id >= 0 && id < ntypes ? types[id].type : MPI_DATATYPE_NULL;
+}
+
+MPI_Op pc_predefined_op(int id)
+{
+    const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD, MPI_LAND,   MPI_LOR,
+                          MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    return id >= 0 && id < (int)(sizeof ops / sizeof ops[0]) ? ops[id] : MPI_OP_NULL;
+}

@@ -11,6 +11,10 @@
 int pc_predefined_type_id(MPI_Datatype type);
 /* Index of a predefined op, or -1 (a user op, or not a reduction op). */
 int pc_predefined_op_id(MPI_Op op);
+/* The tables walked by id (calibration): how many types, and the handle of an id (NULL handle past the end). */
+int pc_predefined_type_count(void);
+MPI_Datatype pc_predefined_type(int id);
+MPI_Op pc_predefined_op(int id);
 /* Fills r for (op, type). Returns PLANCOLL_SUCCESS, or PLANCOLL_ERR_OP / PLANCOLL_ERR_DATATYPE with a
  * message when MPI does not allow op on type. *commutative receives the op's commutativity. */
 int pc_reduction_init(struct pc_reduction *r, MPI_Op op, MPI_Datatype type, bool *commutative);

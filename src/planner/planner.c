@@ -2,11 +2,23 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../include/plancoll.h"
 #include "../core/errors.h"
 
 void pc_default_model(struct pc_machine_model *m) { pc_model_default(m); }
+
+static double planner_timelimit = PLANCOLL_NO_TIMELIMIT;
+
+void plancoll_set_timelimit(double seconds) { planner_timelimit = seconds < 0 ? PLANCOLL_NO_TIMELIMIT : seconds; }
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int parse_int(const char *v, int *out)
 {
@@ -237,6 +249,13 @@ static void print_table(FILE *out, const struct pc_problem *p, const struct pc_c
     }
 }
 
+static bool is_native(int alg)
+{
+    const struct pc_algorithm *a = pc_registry_get(alg);
+    size_t len = a ? strlen(a->name) : 0;
+    return len > 7 && strcmp(a->name + len - 7, ".native") == 0;
+}
+
 int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
               const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out)
 {
@@ -267,14 +286,38 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
                 if (!timed[i] && (pick < 0 || local[i].predicted_us < local[pick].predicted_us)) pick = i;
             timed[pick] = true;
         }
-        for (int i = 0; i < n; i++) {
-            const struct pc_algorithm *a = pc_registry_get(local[i].alg);
-            size_t len = a ? strlen(a->name) : 0;
-            if (len > 7 && strcmp(a->name + len - 7, ".native") == 0) timed[i] = true;
-        }
-        for (int i = 0; i < n; i++) {
-            if (!timed[i]) continue;
-            int err = hooks->measure(hooks->ctx, &local[i], reps, &local[i].measured_us);
+        for (int i = 0; i < n; i++)
+            if (is_native(local[i].alg)) timed[i] = true;
+        /* Timing order: the model's favourite first, then MPI's own, then the rest by prediction, so a time
+         * limit cuts the least promising. */
+        int order[PC_MAX_CANDIDATES], norder = 0;
+        bool placed[PC_MAX_CANDIDATES] = {false};
+        for (int pass = 0; pass < 3; pass++)
+            for (;;) {
+                int pick = -1;
+                for (int i = 0; i < n; i++) {
+                    if (!timed[i] || placed[i]) continue;
+                    if (pass == 1 && !is_native(local[i].alg)) continue;
+                    if (pick < 0 || local[i].predicted_us < local[pick].predicted_us) pick = i;
+                }
+                if (pick < 0) break;
+                placed[pick] = true;
+                order[norder++] = pick;
+                if (pass == 0) break;
+            }
+        double start = seconds_now();
+        for (int k = 0; k < norder; k++) {
+            if (k > 0 && planner_timelimit >= 0) {
+                int out_of_time = seconds_now() - start >= planner_timelimit;
+                int err = hooks->bcast_int(hooks->ctx, &out_of_time);
+                if (err) return err;
+                if (out_of_time) {
+                    for (int j = k; j < norder; j++) timed[order[j]] = false;
+                    out->time_limited = true;
+                    break;
+                }
+            }
+            int err = hooks->measure(hooks->ctx, &local[order[k]], reps, &local[order[k]].measured_us);
             if (err) return err;
         }
         best = -1;
@@ -291,6 +334,13 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
     } else {
         for (int i = 1; i < n; i++)
             if (local[i].predicted_us < local[best].predicted_us) best = i;
+        /* Every rank computed the same predictions from agreed inputs; rank 0's choice is still the one taken,
+         * so that no difference in floating point or environment can ever split the ranks. */
+        if (n > 1 && hooks) {
+            int err = hooks->bcast_int(hooks->ctx, &best);
+            if (err) return err;
+            if (best < 0 || best >= n) return pc_error(PLANCOLL_ERR_MISMATCH, "rank 0 chose candidate %d of %d", best, n);
+        }
         for (int i = 0; i < n; i++)
             if (i != best && (second < 0 || local[i].predicted_us < local[second].predicted_us)) second = i;
         out->how = forced ? (n == 1 ? "forced" : "forced, estimate") : "estimate";

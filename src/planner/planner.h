@@ -66,11 +66,12 @@ struct pc_decision {
     struct pc_candidate runner_up;
     int ncandidates;
     const char *how; /* "forced", "estimate", "measured", "wisdom" */
+    bool time_limited; /* plancoll_set_timelimit stopped the timing before every chosen candidate ran */
 };
 
 /* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by registry order); MEASURE times
  * the 6 best predictions, PATIENT the 12 best, EXHAUSTIVE every candidate (3, 7 and 15 repetitions after a
- * warm-up), always including MPI's own collective (".native"), and rank 0's choice of the fastest is broadcast. A single candidate is taken without timing. verbose (rank 0 only, may be NULL)
+ * warm-up), always including MPI's own collective (".native"), and rank 0's choice of the fastest is broadcast (under ESTIMATE too). plancoll_set_timelimit bounds the timing. A single candidate is taken without timing. verbose (rank 0 only, may be NULL)
  * receives the candidate table. */
 int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
               const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);

@@ -279,7 +279,7 @@ static int fake_measure(void *ctx, const struct pc_candidate *c, int repetitions
     if (f->calls == f->fail_at) return PLANCOLL_ERR_MPI;
     f->reps[f->calls] = repetitions;
     f->algs[f->calls] = c->alg;
-    *us = f->times[f->calls];
+    *us = f->times[c->alg - 100]; /* by candidate, whatever the timing order */
     f->calls++;
     return PLANCOLL_SUCCESS;
 }
@@ -331,9 +331,17 @@ static void test_choose_estimate(void **state)
     assert_int_equal(d.runner_up.alg, 103); /* the other 3.0 */
     assert_int_equal(d.ncandidates, 5);
     assert_string_equal(d.how, "estimate");
-    assert_int_equal(f.calls, 0); /* ESTIMATE communicates not at all */
-    assert_int_equal(f.bcast_calls, 0);
-    /* so it needs no hooks */
+    assert_int_equal(f.calls, 0); /* ESTIMATE times nothing */
+    assert_int_equal(f.bcast_calls, 1); /* but takes rank 0's choice */
+    assert_int_equal(f.bcast_seen, 1); /* what this rank would have taken */
+    /* rank 0's choice wins over this rank's */
+    f.bcast_override = 2;
+    assert_int_equal(pc_choose(&p, c, 5, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 102);
+    f.bcast_override = 9;
+    assert_int_equal(pc_choose(&p, c, 5, false, &h, NULL, &d), PLANCOLL_ERR_MISMATCH);
+    f.bcast_override = -1;
+    /* without hooks (a single process planning in a simulation) it decides alone */
     assert_int_equal(pc_choose(&p, c, 5, false, NULL, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 101);
 
@@ -429,6 +437,45 @@ static void test_choose_measure_ties_and_bcast(void **state)
     assert_int_equal(d.chosen.alg, 100);
     assert_true(d.chosen.measured_us == 7.0);
     assert_int_equal(d.runner_up.alg, 101);
+}
+
+static void test_choose_time_limit(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_PATIENT;
+    struct pc_candidate c[4];
+    const double pred[4] = {3.0, 1.0, 2.0, 4.0};
+    make_cands(c, pred, 4);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 1.0; /* the fastest, but the model ranks it third */
+    f.times[1] = 8.0;
+    f.times[2] = 9.0;
+    f.times[3] = 7.0;
+    f.bcast_override = -1;
+    struct pc_decision d;
+    plancoll_set_timelimit(0.0); /* out of time after the first: only the model's favourite is timed */
+    assert_int_equal(pc_choose(&p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(f.calls, 1);
+    assert_int_equal(f.algs[0], 101);
+    assert_int_equal(d.chosen.alg, 101);
+    assert_true(d.time_limited);
+
+    h = fake_hooks(&f);
+    f.times[0] = 1.0;
+    f.times[1] = 8.0;
+    f.times[2] = 9.0;
+    f.times[3] = 7.0;
+    plancoll_set_timelimit(PLANCOLL_NO_TIMELIMIT);
+    assert_int_equal(pc_choose(&p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(f.calls, 4); /* in the model's order */
+    assert_int_equal(f.algs[0], 101);
+    assert_int_equal(f.algs[1], 102);
+    assert_int_equal(f.algs[2], 100);
+    assert_int_equal(f.algs[3], 103);
+    assert_int_equal(d.chosen.alg, 100);
+    assert_false(d.time_limited);
 }
 
 static void test_choose_single_candidate(void **state)
@@ -559,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_choose_estimate),
         cmocka_unit_test(test_choose_measure),
         cmocka_unit_test(test_choose_measure_ties_and_bcast),
+        cmocka_unit_test(test_choose_time_limit),
         cmocka_unit_test(test_choose_single_candidate),
         cmocka_unit_test(test_choose_hook_errors),
         cmocka_unit_test(test_choose_verbose),

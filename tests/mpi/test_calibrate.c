@@ -1,0 +1,119 @@
+/* Calibration (the one program that runs with PLANCOLL_CALIBRATE on): the first unforced plan on a layout
+ * measures the machine once, every rank ends with the same model text, a second plan of the same layout
+ * reuses it, the figures are plausible (positive; a 2 MiB transfer costs more than an 8 B one), and plans
+ * chosen under the calibrated model compute the right results. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/core/plan.h"
+#include "../../src/cost_model/model.h"
+#include "testlib.h"
+
+static uint64_t text_hash(const struct pc_machine_model *m)
+{
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    uint64_t h = 1469598103934665603ull;
+    if (pc_model_format(m, &text, &len, &cap) != 0) return 0;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    free(text);
+    return h;
+}
+
+static void check_alltoall(MPI_Comm comm, int count, unsigned flags)
+{
+    int r, P;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &P);
+    int *in = malloc(sizeof(int) * (size_t)count * P), *out = malloc(sizeof(int) * (size_t)count * P);
+    for (int d = 0; d < P; d++)
+        for (int i = 0; i < count; i++) in[d * count + i] = r * 1000003 + d * 1009 + i;
+    plancoll_plan p;
+    TL_OK(plancoll_plan_alltoall(in, count, MPI_INT, out, count, MPI_INT, comm, flags, &p));
+    for (int rep = 0; rep < 3; rep++) {
+        memset(out, 0xff, sizeof(int) * (size_t)count * P);
+        TL_OK(plancoll_execute(p));
+        for (int s = 0; s < P; s++)
+            for (int i = 0; i < count; i++)
+                TL_CHECK(out[s * count + i] == s * 1000003 + r * 1009 + i, "alltoall count %d from %d item %d", count, s, i);
+    }
+    plancoll_destroy_plan(&p);
+    free(in);
+    free(out);
+}
+
+static void check_allreduce(MPI_Comm comm, int count, unsigned flags)
+{
+    int r, P;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &P);
+    long *in = malloc(sizeof(long) * (size_t)count), *out = malloc(sizeof(long) * (size_t)count);
+    for (int i = 0; i < count; i++) in[i] = (long)r * 7 + i;
+    plancoll_plan p;
+    TL_OK(plancoll_plan_allreduce(in, out, count, MPI_LONG, MPI_SUM, comm, flags, &p));
+    for (int rep = 0; rep < 3; rep++) {
+        TL_OK(plancoll_execute(p));
+        for (int i = 0; i < count; i++)
+            TL_CHECK(out[i] == 7L * P * (P - 1) / 2 + (long)P * i, "allreduce count %d item %d", count, i);
+    }
+    plancoll_destroy_plan(&p);
+    free(in);
+    free(out);
+}
+
+int main(int argc, char **argv)
+{
+    setenv("PLANCOLL_CALIBRATE", "1", 1);
+    tl_init(&argc, &argv, "calibrate");
+    MPI_Comm comm = MPI_COMM_WORLD;
+
+    double t0 = MPI_Wtime();
+    check_alltoall(comm, 64, PLANCOLL_ESTIMATE);
+    double first = MPI_Wtime() - t0;
+
+    struct plancoll_plan_s *probe;
+    int dummy[1] = {0}, sink[1];
+    TL_OK(plancoll_plan_allreduce(dummy, sink, 1, MPI_INT, MPI_SUM, comm, PLANCOLL_ESTIMATE, &probe));
+    char shape[64];
+    pc_model_shape_key(&probe->prob.shape, shape, sizeof shape);
+    plancoll_destroy_plan(&probe);
+    const struct pc_machine_model *m = pc_model_lookup(shape);
+    if (tl_size > 1) {
+        TL_CHECK(m != NULL, "no model remembered for %s after an unforced plan", shape);
+    }
+    if (m) {
+        TL_CHECK(m->calibrated, "the remembered model is not marked calibrated");
+        TL_CHECK(m->calibration_seconds > 0 && m->calibration_seconds < 30, "calibration took %.2f s", m->calibration_seconds);
+        uint64_t h = text_hash(m), mx, mn;
+        tl_allreduce(&h, &mx, 1, MPI_UINT64_T, MPI_MAX, comm);
+        tl_allreduce(&h, &mn, 1, MPI_UINT64_T, MPI_MIN, comm);
+        TL_CHECK(mx == mn && h != 0, "ranks hold different model texts");
+        TL_CHECK(m->shm_taus >= 1, "no tau-Lop levels");
+        for (int n = 0; n < 2; n++)
+            for (int t = 0; t < m->shm_taus; t++)
+                for (int s = 0; s < PC_MODEL_NSIZES; s++)
+                    TL_CHECK(m->shm_time[n][t][s] > 0, "shm_time[%d][%d][%d] = %g", n, t, s, m->shm_time[n][t][s]);
+        TL_CHECK(m->shm_time[0][0][PC_MODEL_NSIZES - 1] > m->shm_time[0][0][0], "a 2 MiB copy no slower than 8 B");
+        TL_CHECK(m->transpose_us_per_b > 0 && m->reduce_default_us_per_b > 0, "local figures not positive");
+        if (m->net_ports >= 1) {
+            for (int k = 0; k < m->net_ports; k++)
+                for (int s = 0; s < PC_MODEL_NSIZES; s++)
+                    TL_CHECK(m->net_time[k][s] > 0, "net_time[%d][%d] = %g", k, s, m->net_time[k][s]);
+            TL_CHECK(m->net_time[0][PC_MODEL_NSIZES - 1] > m->net_time[0][0], "a 2 MiB message no slower than 8 B");
+            TL_CHECK(m->L_us > 0 && m->G_us_per_b > 0 && m->o_us > 0, "LogGP L=%g o=%g G=%g", m->L_us, m->o_us, m->G_us_per_b);
+        }
+        /* a second layout plan reuses the model: no calibration-sized pause */
+        double before = m->calibration_seconds;
+        t0 = MPI_Wtime();
+        check_allreduce(comm, 1000, PLANCOLL_ESTIMATE);
+        double second = MPI_Wtime() - t0;
+        const struct pc_machine_model *again = pc_model_lookup(shape);
+        TL_CHECK(again && again->calibration_seconds == before, "the model was measured again");
+        if (tl_rank == 0)
+            printf("calibration %.2f s; first plan+run %.2f s, second %.2f s; L=%.1f us G=%.3g us/B taus=%d ports=%d\n",
+                   before, first, second, m->L_us, m->G_us_per_b, m->shm_taus, m->net_ports);
+    }
+    check_alltoall(comm, 1000, PLANCOLL_MEASURE);
+    check_allreduce(comm, 3, PLANCOLL_MEASURE);
+    return tl_finish();
+}
