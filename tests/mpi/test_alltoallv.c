@@ -325,9 +325,14 @@ int main(int argc, char **argv)
     cm.reversed = MPI_COMM_NULL;
     if (tl_size >= 3) MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - 1 - tl_rank, &cm.reversed);
 
-    struct run runs[MAX_ALGS + 2];
+    /* Parameter values the planner would not necessarily pick, forced so that each is tested: radix 3 gives
+     * Bruck steps with digit values above 1 (radix 2 and 4 are the planner's own variants). */
+    static const char *const param_runs[] = {"alltoallv.padded_bruck:radix=3", "alltoallv.twophase_bruck:radix=3"};
+    enum { NPARAM_RUNS = sizeof param_runs / sizeof param_runs[0] };
+    struct run runs[MAX_ALGS + 2 + NPARAM_RUNS];
     int nruns = 0;
     for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE};
+    for (int i = 0; i < NPARAM_RUNS; i++) runs[nruns++] = (struct run){param_runs[i], param_runs[i], PLANCOLL_ESTIMATE};
     runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE};
     runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE};
 
