@@ -54,10 +54,11 @@ int pc_bruck_exchange(const struct plancoll_plan_s *plan, const struct pc_bruck_
     for (int s = 0; s < b->nsteps; s++) {
         const int *slots = b->slots + b->slot_start[s];
         int k = b->slot_start[s + 1] - b->slot_start[s];
-        for (int i = 0; i < k; i++) memcpy(pack + (size_t)i * m, slotbuf + (size_t)slots[i] * m, m);
         MPI_Request reqs[2];
         int bytes = (int)(m * (size_t)k);
+        /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
         PC_MPI_CHECK(MPI_Irecv(unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
+        for (int i = 0; i < k; i++) memcpy(pack + (size_t)i * m, slotbuf + (size_t)slots[i] * m, m);
         PC_MPI_CHECK(MPI_Isend(pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
         int err = pc_wait_all(plan, 2, reqs);
         if (err) return err;

@@ -155,14 +155,19 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                             pc_elem_ptr(rbuf, &plan->rtype, plan->rdispls[r]), plan->recvcounts[r], &plan->rtype);
     for (int s = 0; s < st->tp.nsteps && !err; s++) {
         const struct pc_tp_step *step = &st->tp.steps[s];
-        for (int c = step->pack0; c < step->pack0 + step->npack && !err; c++)
-            err = copy(plan, &st->tp.copies[c], area, st->out, true);
-        if (err) break;
         MPI_Request reqs[2];
         int n = 0;
+        /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
         if (step->recv_bytes)
             PC_MPI_CHECK(MPI_Irecv(st->in, (int)step->recv_bytes, unit, step->recv_peer, PC_TAG_ALLTOALLV + 2,
                                    plan->comm, &reqs[n++]));
+        for (int c = step->pack0; c < step->pack0 + step->npack && !err; c++)
+            err = copy(plan, &st->tp.copies[c], area, st->out, true);
+        if (err && n) { /* the pending receive must not outlive the execution */
+            MPI_Cancel(&reqs[0]);
+            MPI_Request_free(&reqs[0]);
+        }
+        if (err) break;
         if (step->send_bytes)
             PC_MPI_CHECK(MPI_Isend(st->out, (int)step->send_bytes, unit, step->send_peer, PC_TAG_ALLTOALLV + 2,
                                    plan->comm, &reqs[n++]));
