@@ -1,5 +1,6 @@
 /* The Bruck family's shared pieces (bruck_common.h). */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,24 +46,68 @@ void pc_bruck_sched_free(struct pc_bruck_sched *b)
     b->slot_start = b->slots = NULL;
 }
 
-int pc_bruck_exchange(const struct plancoll_plan_s *plan, const struct pc_bruck_sched *b, char *slotbuf, size_t m,
-                      char *pack, char *unpack, MPI_Datatype unit, int tag)
+int pc_bruck_uniform_init(struct pc_bruck_uniform *u, int P, int radix, size_t m)
 {
+    memset(u, 0, sizeof *u);
+    int err = pc_bruck_sched_init(&u->sched, P, radix);
+    if (err) return err;
+    size_t most = (size_t)u->sched.most;
+    if (m > SIZE_MAX / 4 / (size_t)P || m * most > INT_MAX)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "bruck: steps of %zu slots of %zu bytes exceed MPI's int count", most, m);
+    u->m = m;
+    u->slots = calloc(m * (size_t)P + 1, 1);
+    u->pack = malloc(m * most + 1);
+    u->unpack = malloc(m * most + 1);
+    if (!u->slots || !u->pack || !u->unpack)
+        return pc_error(PLANCOLL_ERR_NOMEM, "bruck scratch of %zu bytes", m * ((size_t)P + 2 * most));
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_bruck_uniform_free(struct pc_bruck_uniform *u)
+{
+    pc_bruck_sched_free(&u->sched);
+    free(u->slots);
+    free(u->pack);
+    free(u->unpack);
+    u->slots = u->pack = u->unpack = NULL;
+}
+
+int pc_bruck_uniform_setup(struct plancoll_plan_s *plan, size_t m)
+{
+    struct pc_bruck_uniform *u = calloc(1, sizeof *u);
+    if (!u) return pc_error(PLANCOLL_ERR_NOMEM, "bruck state");
+    plan->impl = u;
+    return pc_bruck_uniform_init(u, plan->size, pc_bruck_radix(&plan->params, plan->size), m);
+}
+
+void pc_bruck_uniform_teardown(struct plancoll_plan_s *plan)
+{
+    struct pc_bruck_uniform *u = plan->impl;
+    if (u) pc_bruck_uniform_free(u);
+    free(u);
+    plan->impl = NULL;
+}
+
+int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+                         char *record)
+{
+    const struct pc_bruck_sched *b = &u->sched;
     const int P = b->P, r = plan->rank;
+    const size_t m = u->m;
     if (m == 0) return PLANCOLL_SUCCESS;
-    if (m * (size_t)b->most > INT_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "bruck step of %zu bytes", m * (size_t)b->most);
     for (int s = 0; s < b->nsteps; s++) {
         const int *slots = b->slots + b->slot_start[s];
         int k = b->slot_start[s + 1] - b->slot_start[s];
         MPI_Request reqs[2];
         int bytes = (int)(m * (size_t)k);
         /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
-        PC_MPI_CHECK(MPI_Irecv(unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
-        for (int i = 0; i < k; i++) memcpy(pack + (size_t)i * m, slotbuf + (size_t)slots[i] * m, m);
-        PC_MPI_CHECK(MPI_Isend(pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
+        PC_MPI_CHECK(MPI_Irecv(u->unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
+        for (int i = 0; i < k; i++) memcpy(u->pack + (size_t)i * m, u->slots + (size_t)slots[i] * m, m);
+        PC_MPI_CHECK(MPI_Isend(u->pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
         int err = pc_wait_all(plan, 2, reqs);
         if (err) return err;
-        for (int i = 0; i < k; i++) memcpy(slotbuf + (size_t)slots[i] * m, unpack + (size_t)i * m, m);
+        for (int i = 0; i < k; i++) memcpy(u->slots + (size_t)slots[i] * m, u->unpack + (size_t)i * m, m);
+        if (record) memcpy(record + (size_t)b->slot_start[s] * m, u->unpack, (size_t)k * m);
     }
     return PLANCOLL_SUCCESS;
 }

@@ -28,10 +28,25 @@ int pc_bruck_variants(const struct pc_problem *p, struct pc_params *out, int max
 int pc_bruck_sched_init(struct pc_bruck_sched *b, int P, int radix);
 void pc_bruck_sched_free(struct pc_bruck_sched *b);
 
-/* Runs the steps over P slots of m bytes each at slotbuf (slot i at slotbuf + i m), staging each step's slots
- * through pack and unpack (b->most * m bytes each); unit is MPI_BYTE or MPI_PACKED. */
-int pc_bruck_exchange(const struct plancoll_plan_s *plan, const struct pc_bruck_sched *b, char *slotbuf, size_t m,
-                      char *pack, char *unpack, MPI_Datatype unit, int tag);
+/* A uniform exchange over P slots of m bytes (slot i at slots + i m): the schedule and its scratch, allocated at
+ * setup (slots zeroed). Each step stages its slots through pack and unpack (most * m bytes each). */
+struct pc_bruck_uniform {
+    struct pc_bruck_sched sched;
+    size_t m;
+    char *slots, *pack, *unpack;
+};
+
+int pc_bruck_uniform_init(struct pc_bruck_uniform *u, int P, int radix, size_t m);
+void pc_bruck_uniform_free(struct pc_bruck_uniform *u);
+/* An algorithm whose state is one pc_bruck_uniform: setup allocates it as plan->impl with m-byte slots at the
+ * plan's radix, teardown frees it. */
+int pc_bruck_uniform_setup(struct plancoll_plan_s *plan, size_t m);
+void pc_bruck_uniform_teardown(struct plancoll_plan_s *plan);
+/* Runs the steps on u->slots; unit is MPI_BYTE or MPI_PACKED. With record, each step's incoming slots are also
+ * kept: step s's at record + slot_start[s] m (what passed through this rank; alltoallv.twophase_bruck's
+ * metadata pass). */
+int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+                         char *record);
 
 /* Cost of the steps with m-byte slots: sum over steps s of (alpha + k_s m beta + 2 k_s m c_copy), k_s the
  * slots step s moves (one message, a pack and an unpack copy). */

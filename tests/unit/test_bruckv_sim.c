@@ -1,8 +1,9 @@
 /* The Bruck alltoallv schedules run with all of their ranks inside one process, for every P from 1 to 64, on
  * random count matrices, with every byte checked.
  *
- *  - alltoallv.twophase_bruck: the plan-time metadata pass (pc_tp_meta_*) run between all simulated ranks, each
- *    rank's copy lists built by pc_tp_build (src/exec/alltoallv/twophase_schedule.c, the code setup() runs), then
+ *  - alltoallv.twophase_bruck: the plan-time metadata pass (the uniform exchange below, over 8-byte sizes) run
+ *    between all simulated ranks, each rank's copy lists built by pc_tp_build (src/exec/alltoallv/
+ *    twophase_schedule.c, the code setup() runs), then
  *    every execution step replayed on byte buffers: the packs into each rank's outgoing message, the delivery
  *    to the step's receiver, the unpacks and the deferred copies. Out of place and in place (symmetric
  *    matrices), with receive-buffer rooms (contiguous types) and without (non-contiguous: whole blocks only,
@@ -12,7 +13,8 @@
  *    message's size, every received block is exactly the bytes its source sent, no byte of the receive buffer
  *    outside the blocks (gaps between scattered displacements) is written, the send buffer is never written.
  *  - alltoallv.padded_bruck: rotation into slots of M bytes (the largest block of the matrix), the uniform
- *    steps (pc_bruck_slot_lists), extraction by the receive sizes; every block fits its slot, every byte lands.
+ *    exchange (pc_bruck_slot_lists; it mirrors pc_bruck_uniform_run), extraction by the receive sizes; every
+ *    block fits its slot, every byte lands.
  *
  * Block contents: byte k of the block s sends d is a hash of (s, d, k). */
 #include <setjmp.h>
@@ -29,25 +31,10 @@
 
 #include "exec/alltoallv/twophase_schedule.h"
 #include "exec/schedule.h"
+#include "sim_check.h"
 
 #define MAXP 64
 #define SENTINEL 0xA5u
-
-#define CHECK(cond, ...)                                                                                          \
-    do {                                                                                                          \
-        if (!(cond)) {                                                                                            \
-            print_error(__VA_ARGS__);                                                                             \
-            print_error("\n");                                                                                    \
-            fail_msg("check failed: %s", #cond);                                                                  \
-        }                                                                                                         \
-    } while (0)
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    assert_non_null(p);
-    return p;
-}
 
 static uint64_t rng(uint64_t *s)
 {
@@ -111,6 +98,31 @@ static uint64_t layout(int P, const uint64_t *bytes, uint64_t seed, uint64_t *of
     return at + rng(&st) % 4;
 }
 
+/* ---- the uniform exchange (pc_bruck_uniform_run) ------------------------------------------------------- */
+
+/* Every rank's P slots of m bytes (rank r's slot i at slotbuf + (r P + i) m) through every step: a step's sends
+ * read the slots as they were before it. With record, each rank keeps what arrived in each step, as
+ * pc_bruck_uniform_run does: rank r's step s at record + (r moves + start[s]) m. */
+static void sim_uniform(int P, int radix, const struct pc_bruck_step *steps, int nsteps, const int *start,
+                        const int *slots, size_t m, unsigned char *slotbuf, unsigned char *record)
+{
+    const size_t moves = (size_t)start[nsteps], all = (size_t)P * (size_t)P * m;
+    unsigned char *snap = xcalloc(all, 1);
+    for (int s = 0; s < nsteps; s++) {
+        memcpy(snap, slotbuf, all);
+        for (int r = 0; r < P; r++) {
+            int from = pc_bruck_recv_peer(r, P, &steps[s]);
+            CHECK(pc_bruck_send_peer(from, P, &steps[s]) == r, "P=%d radix=%d step %d: peers", P, radix, s);
+            for (int n = start[s]; n < start[s + 1]; n++) {
+                const unsigned char *in = snap + ((size_t)from * P + (size_t)slots[n]) * m;
+                memcpy(slotbuf + ((size_t)r * P + (size_t)slots[n]) * m, in, m);
+                if (record) memcpy(record + ((size_t)r * moves + (size_t)n) * m, in, m);
+            }
+        }
+    }
+    free(snap);
+}
+
 /* ---- alltoallv.twophase_bruck ------------------------------------------------------------------------------ */
 
 struct rank_state {
@@ -119,8 +131,7 @@ struct rank_state {
     unsigned char *sbuf, *rbuf, *temp, *out, *in;
     unsigned char *rmask; /* 1 where a received block lives */
     struct pc_tp_schedule tp;
-    uint64_t cur[MAXP];
-    uint64_t *incoming;
+    const uint64_t *incoming; /* this rank's part of the metadata pass's record */
 };
 
 struct sim {
@@ -202,29 +213,23 @@ static void run_twophase(int P, int radix, const uint64_t *C, bool in_place, boo
             for (int j = 0; j < P; j++)
                 for (uint64_t k = 0; k < R->send_bytes[j]; k++) R->sbuf[R->send_off[j] + k] = data_byte(r, j, k);
         }
-        R->incoming = xcalloc((size_t)moves + 1, sizeof(uint64_t));
-        pc_tp_meta_init(P, r, R->send_bytes, R->cur);
     }
     unsigned char *sbuf_copy = NULL;
 
-    /* the metadata pass: every rank sends, then every rank receives what its recv peer sent */
-    uint64_t *sent = xcalloc((size_t)P * (size_t)P + 1, sizeof(uint64_t));
-    for (int s = 0; s < S.nsteps; s++) {
-        int k = S.start[s + 1] - S.start[s];
-        for (int r = 0; r < P; r++) pc_tp_meta_pack(S.slots + S.start[s], k, S.rs[r].cur, sent + (size_t)r * P);
-        for (int r = 0; r < P; r++) {
-            int from = pc_bruck_recv_peer(r, P, &S.steps[s]);
-            CHECK(pc_bruck_send_peer(from, P, &S.steps[s]) == r, "P=%d radix=%d step %d: peers", P, radix, s);
-            memcpy(S.rs[r].incoming + S.start[s], sent + (size_t)from * P, sizeof(uint64_t) * (size_t)k);
-            pc_tp_meta_unpack(S.slots + S.start[s], k, S.rs[r].incoming + S.start[s], S.rs[r].cur);
-        }
-    }
-    free(sent);
-    for (int r = 0; r < P; r++)
+    /* the metadata pass: the uniform exchange over one 8-byte size per slot, every step's arrivals kept */
+    uint64_t *meta = xcalloc((size_t)P * (size_t)P, sizeof(uint64_t));
+    uint64_t *incoming = xcalloc((size_t)P * (size_t)moves + 1, sizeof(uint64_t));
+    for (int r = 0; r < P; r++) pc_tp_meta_init(P, r, S.rs[r].send_bytes, meta + (size_t)r * P);
+    sim_uniform(P, radix, S.steps, S.nsteps, S.start, S.slots, sizeof(uint64_t), (unsigned char *)meta,
+                (unsigned char *)incoming);
+    for (int r = 0; r < P; r++) {
+        S.rs[r].incoming = incoming + (size_t)r * (size_t)moves;
         for (int i = 0; i < P; i++)
-            CHECK(S.rs[r].cur[i] == C[pc_bruck_final_slot(r, P, i) * P + r],
+            CHECK(meta[(size_t)r * P + (size_t)i] == C[pc_bruck_final_slot(r, P, i) * P + r],
                   "%s P=%d radix=%d: after the metadata pass rank %d slot %d holds size %llu", what, P, radix, r, i,
-                  (unsigned long long)S.rs[r].cur[i]);
+                  (unsigned long long)meta[(size_t)r * P + (size_t)i]);
+    }
+    free(meta);
 
     /* every rank's schedule */
     for (int r = 0; r < P; r++) {
@@ -332,8 +337,8 @@ static void run_twophase(int P, int radix, const uint64_t *C, bool in_place, boo
         free(R->temp);
         free(R->out);
         free(R->in);
-        free(R->incoming);
     }
+    free(incoming);
     free(S.rs);
     free(S.slots);
 }
@@ -392,7 +397,7 @@ static void run_padded(int P, int radix, const uint64_t *C, const char *what)
     int nsteps = pc_bruck_steps(P, radix, steps, 512);
     int *slots = xcalloc((size_t)nsteps * (size_t)P + 1, sizeof(int));
     int most = pc_bruck_slot_lists(P, radix, steps, nsteps, start, slots);
-    unsigned char *slotbuf = xcalloc((size_t)P * P * M, 1), *snap = xcalloc((size_t)P * P * M, 1);
+    unsigned char *slotbuf = xcalloc((size_t)P * P * M, 1);
 #define SLOT(r, i) (slotbuf + ((size_t)(r) * P + (size_t)(i)) * M)
     for (int r = 0; r < P; r++)
         for (int i = 0; i < P; i++) {
@@ -400,16 +405,10 @@ static void run_padded(int P, int radix, const uint64_t *C, const char *what)
             CHECK(C[r * P + dst] <= M, "%s P=%d: block bigger than its slot", what, P);
             for (uint64_t k = 0; k < C[r * P + dst]; k++) SLOT(r, i)[k] = data_byte(r, dst, k);
         }
-    for (int s = 0; s < nsteps; s++) {
-        int k = start[s + 1] - start[s];
-        CHECK(k <= most, "%s P=%d: step %d moves %d slots, the pack buffer holds %d", what, P, s, k, most);
-        memcpy(snap, slotbuf, (size_t)P * P * M);
-        for (int r = 0; r < P; r++) {
-            int from = pc_bruck_recv_peer(r, P, &steps[s]);
-            for (int n = start[s]; n < start[s + 1]; n++)
-                memcpy(SLOT(r, slots[n]), snap + ((size_t)from * P + (size_t)slots[n]) * M, M);
-        }
-    }
+    for (int s = 0; s < nsteps; s++)
+        CHECK(start[s + 1] - start[s] <= most, "%s P=%d: step %d moves %d slots, the pack buffer holds %d", what, P, s,
+              start[s + 1] - start[s], most);
+    sim_uniform(P, radix, steps, nsteps, start, slots, M, slotbuf, NULL);
     for (int r = 0; r < P; r++)
         for (int src = 0; src < P; src++) {
             const unsigned char *got = SLOT(r, pc_bruck_final_slot(r, P, src));
@@ -419,7 +418,6 @@ static void run_padded(int P, int radix, const uint64_t *C, const char *what)
         }
 #undef SLOT
     free(slotbuf);
-    free(snap);
     free(slots);
 }
 

@@ -5,53 +5,17 @@
  * in seed 002 is off). Each step moves about P/R blocks, so it wins for small blocks and loses for large ones.
  * The steps themselves are shared with alltoallv.padded_bruck (bruck_common.c).
  * Cost: sum over steps (alpha + k_s m beta + 2 k_s m c_copy) + 2 P m c_copy, k_s = slots moved in step s. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "../../core/plan.h"
 #include "../bruck_common.h"
-
-struct bruck {
-    struct pc_bruck_sched sched;
-    char *tmp, *pack, *unpack;
-    size_t m;
-};
 
 static const char *inapplicable(const struct pc_problem *p)
 {
     return p->contiguous ? NULL : "Bruck moves packed bytes: needs contiguous datatypes on every rank";
 }
 
-static int setup(struct plancoll_plan_s *plan)
-{
-    const int P = plan->size;
-    struct bruck *st = calloc(1, sizeof *st);
-    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "bruck state");
-    plan->impl = st;
-    int err = pc_bruck_sched_init(&st->sched, P, pc_bruck_radix(&plan->params, P));
-    if (err) return err;
-    st->m = (size_t)plan->prob.block_bytes;
-    size_t most = (size_t)st->sched.most;
-    st->tmp = malloc(st->m * (size_t)P + 1);
-    st->pack = malloc(st->m * most + 1);
-    st->unpack = malloc(st->m * most + 1);
-    if (!st->tmp || !st->pack || !st->unpack)
-        return pc_error(PLANCOLL_ERR_NOMEM, "bruck scratch of %zu bytes", st->m * ((size_t)P + 2 * most));
-    return PLANCOLL_SUCCESS;
-}
-
-static void teardown(struct plancoll_plan_s *plan)
-{
-    struct bruck *st = plan->impl;
-    if (st) {
-        pc_bruck_sched_free(&st->sched);
-        free(st->tmp);
-        free(st->pack);
-        free(st->unpack);
-    }
-    free(st);
-    plan->impl = NULL;
-}
+static int setup(struct plancoll_plan_s *plan) { return pc_bruck_uniform_setup(plan, (size_t)plan->prob.block_bytes); }
 
 /* Block j of a buffer of count-element blocks of a contiguous type. */
 static inline char *block(const void *buf, const struct pc_typeinfo *t, int count, int j)
@@ -61,18 +25,18 @@ static inline char *block(const void *buf, const struct pc_typeinfo *t, int coun
 
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    struct bruck *st = plan->impl;
+    struct pc_bruck_uniform *u = plan->impl;
     const int P = plan->size, r = plan->rank;
-    const size_t m = st->m;
+    const size_t m = u->m;
     if (m == 0) return PLANCOLL_SUCCESS;
     const void *src = plan->in_place ? rbuf : sbuf;
     const struct pc_typeinfo *stype = plan->in_place ? &plan->rtype : &plan->stype;
     int scount = plan->in_place ? plan->recvcount : plan->sendcount;
-    for (int i = 0; i < P; i++) memcpy(st->tmp + (size_t)i * m, block(src, stype, scount, pc_bruck_rotate_from(r, P, i)), m);
-    int err = pc_bruck_exchange(plan, &st->sched, st->tmp, m, st->pack, st->unpack, MPI_BYTE, PC_TAG_ALLTOALL + 1);
+    for (int i = 0; i < P; i++) memcpy(u->slots + (size_t)i * m, block(src, stype, scount, pc_bruck_rotate_from(r, P, i)), m);
+    int err = pc_bruck_uniform_run(plan, u, MPI_BYTE, PC_TAG_ALLTOALL + 1, NULL);
     if (err) return err;
     for (int j = 0; j < P; j++)
-        memcpy(block(rbuf, &plan->rtype, plan->recvcount, j), st->tmp + (size_t)pc_bruck_final_slot(r, P, j) * m, m);
+        memcpy(block(rbuf, &plan->rtype, plan->recvcount, j), u->slots + (size_t)pc_bruck_final_slot(r, P, j) * m, m);
     return PLANCOLL_SUCCESS;
 }
 
@@ -92,5 +56,5 @@ const struct pc_algorithm pc_alltoall_bruck = {
     .estimate = estimate,
     .setup = setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_bruck_uniform_teardown,
 };

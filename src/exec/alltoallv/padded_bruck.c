@@ -9,70 +9,35 @@
  * every block is copied into the slots before any byte moves.
  * Cost: sum over steps (alpha + k_s M beta + 2 k_s M c_copy) + (S + R) c_copy, k_s = slots step s moves, S and R
  * the bytes a rank sends and receives (the rotation and the extraction copy real bytes only); 0 when M = 0. */
-#include <stdlib.h>
+#include <stdint.h>
 
 #include "../../core/plan.h"
 #include "../bruck_common.h"
 #include "vblock.h"
 
-struct padded {
-    struct pc_bruck_sched sched;
-    size_t M;
-    char *slots, *pack, *unpack;
-};
-
 static int setup(struct plancoll_plan_s *plan)
 {
-    const int P = plan->size;
-    struct padded *st = calloc(1, sizeof *st);
-    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "padded bruck state");
-    plan->impl = st;
     int err = pc_vblock_check(plan);
-    if (!err) err = pc_bruck_sched_init(&st->sched, P, pc_bruck_radix(&plan->params, P));
     if (err) return err;
-    if (plan->prob.max_block_bytes > SIZE_MAX / (size_t)P / 2)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "padded bruck: %d slots of %llu bytes", P,
+    if (plan->prob.max_block_bytes > SIZE_MAX)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "padded bruck: blocks of %llu bytes",
                         (unsigned long long)plan->prob.max_block_bytes);
-    st->M = (size_t)plan->prob.max_block_bytes;
-    size_t most = (size_t)st->sched.most;
-    if (st->M * most > INT32_MAX)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "padded bruck: a step of %zu bytes exceeds MPI's int count", st->M * most);
-    st->slots = calloc(st->M * (size_t)P + 1, 1);
-    st->pack = malloc(st->M * most + 1);
-    st->unpack = malloc(st->M * most + 1);
-    if (!st->slots || !st->pack || !st->unpack)
-        return pc_error(PLANCOLL_ERR_NOMEM, "padded bruck scratch of %zu bytes", st->M * ((size_t)P + 2 * most));
-    return PLANCOLL_SUCCESS;
-}
-
-static void teardown(struct plancoll_plan_s *plan)
-{
-    struct padded *st = plan->impl;
-    if (st) {
-        pc_bruck_sched_free(&st->sched);
-        free(st->slots);
-        free(st->pack);
-        free(st->unpack);
-    }
-    free(st);
-    plan->impl = NULL;
+    return pc_bruck_uniform_setup(plan, (size_t)plan->prob.max_block_bytes);
 }
 
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    struct padded *st = plan->impl;
+    struct pc_bruck_uniform *u = plan->impl;
     const int P = plan->size, r = plan->rank;
-    const size_t M = st->M;
+    const size_t M = u->m;
     if (M == 0) return PLANCOLL_SUCCESS; /* every block of every rank is empty */
     struct pc_vside out = pc_vside_send(plan), in = pc_vside_recv(plan);
     const void *src = plan->in_place ? rbuf : sbuf;
     int err = PLANCOLL_SUCCESS;
-    for (int i = 0; i < P && !err; i++) err = pc_vblock_pack(plan, &out, src, pc_bruck_rotate_from(r, P, i), st->slots + (size_t)i * M);
-    if (!err)
-        err = pc_bruck_exchange(plan, &st->sched, st->slots, M, st->pack, st->unpack, pc_vblock_unit(plan),
-                                PC_TAG_ALLTOALLV + 1);
+    for (int i = 0; i < P && !err; i++) err = pc_vblock_pack(plan, &out, src, pc_bruck_rotate_from(r, P, i), u->slots + (size_t)i * M);
+    if (!err) err = pc_bruck_uniform_run(plan, u, pc_vblock_unit(plan), PC_TAG_ALLTOALLV + 1, NULL);
     for (int j = 0; j < P && !err; j++)
-        err = pc_vblock_unpack(plan, &in, rbuf, j, st->slots + (size_t)pc_bruck_final_slot(r, P, j) * M);
+        err = pc_vblock_unpack(plan, &in, rbuf, j, u->slots + (size_t)pc_bruck_final_slot(r, P, j) * M);
     return err;
 }
 
@@ -93,5 +58,5 @@ const struct pc_algorithm pc_alltoallv_padded_bruck = {
     .estimate = estimate,
     .setup = setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_bruck_uniform_teardown,
 };

@@ -2,7 +2,7 @@
  * real sizes. Seed 002 exchanges, in every step of every call, the sizes of the blocks about to move (metadata)
  * and then the data, with a temporary buffer for intermediate blocks too big for their place in the receive
  * buffer. A plan's counts are fixed, so here the metadata moves once, at plan time: a uniform Bruck over one
- * 64-bit size per slot (twophase_schedule.c) tells each rank the size of every block it will forward, and setup
+ * 64-bit size per slot (bruck_common.c) tells each rank the size of every block it will forward, and setup
  * turns that into per-step copy lists (which block goes where in the outgoing message, where each incoming block
  * is kept until its next move). An execution is then only: per step, the copies into one message of exactly the
  * bytes needed, one send and one receive, the copies out. No rotation: first moves read the send buffer, last
@@ -24,58 +24,38 @@
 #include "vblock.h"
 
 struct twophase {
-    struct pc_bruck_sched sched;
+    struct pc_bruck_uniform meta; /* setup only: the steps, and the metadata pass's 8-byte slots */
     struct pc_tp_schedule tp;
     char *temp, *out, *in;
 };
 
-/* The plan-time metadata pass: a uniform Bruck over cur (the size in each slot), recording what arrives. */
-static int metadata_pass(struct plancoll_plan_s *plan, const struct pc_bruck_sched *b, uint64_t *cur,
-                         uint64_t *incoming, uint64_t *outgoing)
-{
-    const int P = plan->size, r = plan->rank;
-    for (int s = 0; s < b->nsteps; s++) {
-        const int *slots = b->slots + b->slot_start[s];
-        int k = b->slot_start[s + 1] - b->slot_start[s];
-        pc_tp_meta_pack(slots, k, cur, outgoing);
-        MPI_Request reqs[2];
-        PC_MPI_CHECK(MPI_Irecv(incoming + b->slot_start[s], k, MPI_UINT64_T, pc_bruck_recv_peer(r, P, &b->steps[s]),
-                               PC_TAG_ALLTOALLV + 3, plan->comm, &reqs[0]));
-        PC_MPI_CHECK(MPI_Isend(outgoing, k, MPI_UINT64_T, pc_bruck_send_peer(r, P, &b->steps[s]), PC_TAG_ALLTOALLV + 3,
-                               plan->comm, &reqs[1]));
-        int err = pc_wait_all(plan, 2, reqs);
-        if (err) return err;
-        pc_tp_meta_unpack(slots, k, incoming + b->slot_start[s], cur);
-    }
-    return PLANCOLL_SUCCESS;
-}
-
-/* Builds the copy lists: the metadata pass, then pc_tp_build. Collective: every rank calls it (P > 1), and a
- * rank whose setup already failed (local) says so before the pass instead of leaving its peers waiting. */
+/* Builds the copy lists: the metadata pass (a uniform Bruck over one 64-bit size per slot, keeping every step's
+ * incoming sizes), then pc_tp_build. Collective: every rank calls it (P > 1), and a rank whose setup already
+ * failed (local) says so before the pass instead of leaving its peers waiting in it. */
 static int build(struct plancoll_plan_s *plan, struct twophase *st, int local)
 {
     const int P = plan->size;
-    const struct pc_bruck_sched *b = &st->sched;
+    const struct pc_bruck_sched *b = &st->meta.sched;
     int moves = local ? 0 : b->slot_start[b->nsteps];
     struct pc_vside out = pc_vside_send(plan), in = pc_vside_recv(plan);
     const bool contiguous = plan->prob.contiguous;
-    uint64_t *v = local ? NULL : malloc(sizeof(uint64_t) * (5 * (size_t)P + (size_t)moves + (size_t)b->most + 1));
+    uint64_t *v = local ? NULL : malloc(sizeof(uint64_t) * (4 * (size_t)P + (size_t)moves + 1));
     if (!local && !v) local = pc_error(PLANCOLL_ERR_NOMEM, "twophase bruck metadata");
     int err = pc_agree_error(plan, local);
     if (err) {
         free(v);
         return err;
     }
-    uint64_t *send_bytes = v, *recv_bytes = v + P, *send_off = v + 2 * P, *recv_off = v + 3 * P, *cur = v + 4 * P;
-    uint64_t *incoming = v + 5 * (size_t)P, *outgoing = incoming + moves;
+    uint64_t *send_bytes = v, *recv_bytes = v + P, *send_off = v + 2 * P, *recv_off = v + 3 * P;
+    uint64_t *incoming = v + 4 * (size_t)P;
     for (int j = 0; j < P; j++) {
         send_bytes[j] = pc_vblock_bytes(&out, j);
         recv_bytes[j] = pc_vblock_bytes(&in, j);
         send_off[j] = contiguous ? pc_vblock_offset(&out, j) : 0;
         recv_off[j] = contiguous ? pc_vblock_offset(&in, j) : 0;
     }
-    pc_tp_meta_init(P, plan->rank, send_bytes, cur);
-    err = metadata_pass(plan, b, cur, incoming, outgoing);
+    pc_tp_meta_init(P, plan->rank, send_bytes, (uint64_t *)(void *)st->meta.slots);
+    err = pc_bruck_uniform_run(plan, &st->meta, MPI_BYTE, PC_TAG_ALLTOALLV + 3, (char *)incoming);
     if (!err) {
         struct pc_tp_input tin = {
             .P = P, .rank = plan->rank, .radix = b->radix, .steps = b->steps, .nsteps = b->nsteps,
@@ -97,8 +77,9 @@ static int setup(struct plancoll_plan_s *plan)
     if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "twophase bruck state");
     plan->impl = st;
     int err = pc_vblock_check(plan);
-    if (!err) err = pc_bruck_sched_init(&st->sched, plan->size, pc_bruck_radix(&plan->params, plan->size));
+    if (!err) err = pc_bruck_uniform_init(&st->meta, plan->size, pc_bruck_radix(&plan->params, plan->size), sizeof(uint64_t));
     if (plan->size > 1) err = build(plan, st, err);
+    pc_bruck_uniform_free(&st->meta); /* the copy lists hold all that execute needs */
     if (err) return err;
     const struct pc_tp_schedule *tp = &st->tp;
     if (tp->max_send > INT32_MAX || tp->max_recv > INT32_MAX)
@@ -117,7 +98,7 @@ static void teardown(struct plancoll_plan_s *plan)
 {
     struct twophase *st = plan->impl;
     if (st) {
-        pc_bruck_sched_free(&st->sched);
+        pc_bruck_uniform_free(&st->meta);
         pc_tp_free(&st->tp);
         free(st->temp);
         free(st->out);

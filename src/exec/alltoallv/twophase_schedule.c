@@ -9,16 +9,6 @@ void pc_tp_meta_init(int P, int rank, const uint64_t *send_bytes, uint64_t *cur)
     for (int i = 0; i < P; i++) cur[i] = send_bytes[pc_bruck_rotate_from(rank, P, i)];
 }
 
-void pc_tp_meta_pack(const int *slots, int k, const uint64_t *cur, uint64_t *out)
-{
-    for (int n = 0; n < k; n++) out[n] = cur[slots[n]];
-}
-
-void pc_tp_meta_unpack(const int *slots, int k, const uint64_t *in, uint64_t *cur)
-{
-    for (int n = 0; n < k; n++) cur[slots[n]] = in[n];
-}
-
 /* Where slot i's current block is. */
 struct where {
     int area, block;

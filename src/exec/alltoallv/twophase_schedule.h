@@ -75,13 +75,9 @@ struct pc_tp_input {
     const uint64_t *incoming;         /* [slot_start[nsteps]]: bytes arriving in each moving slot, per step */
 };
 
-/* ---- the metadata pass (a Bruck over slot sizes) ---- */
-/* cur[i] = bytes of this rank's block for (rank + i) mod P. */
+/* ---- the metadata pass: a uniform Bruck over one size per slot (pc_bruck_uniform_run with 8-byte slots) ---- */
+/* Its initial slots: cur[i] = bytes of this rank's block for (rank + i) mod P. */
 void pc_tp_meta_init(int P, int rank, const uint64_t *send_bytes, uint64_t *cur);
-/* The outgoing sizes of step s: out[n] = cur[slot] for the k moving slots. */
-void pc_tp_meta_pack(const int *slots, int k, const uint64_t *cur, uint64_t *out);
-/* After step s: cur[slot] = the incoming sizes. */
-void pc_tp_meta_unpack(const int *slots, int k, const uint64_t *in, uint64_t *cur);
 
 /* ---- the copy lists ---- */
 enum { PC_TP_OK = 0, PC_TP_NOMEM = -1, PC_TP_INCONSISTENT = -2 };
