@@ -141,10 +141,20 @@ static int alltoallv_agree(struct plancoll_plan_s *p)
                        (unsigned long long)p->recvcounts[bad] * (unsigned long long)p->rtype.size);
     uint64_t row = pc_hash_bytes(PC_HASH_SEED + (uint64_t)p->rank, sent, sizeof(uint64_t) * (size_t)P);
     free(sent);
-    int any = bad >= 0, anyall = 0;
-    int rc2 = pc_allreduce_wait(p->layout, &any, &anyall, 1, MPI_INT, MPI_MAX);
+    /* The same allreduce turns the per-rank sizes into maxima over ranks: the slowest rank sets the time, every
+     * rank's estimates come out identical (so every rank picks the same candidate), and algorithms learn the
+     * largest block of the whole matrix (alltoallv.padded_bruck) without a collective of their own. */
+    uint64_t mine[5] = {bad >= 0, p->prob.max_block_bytes, p->prob.send_total_bytes, p->prob.recv_total_bytes,
+                        (uint64_t)p->prob.nonzero_sends},
+             most[5];
+    int rc2 = pc_allreduce_wait(p->layout, mine, most, 5, MPI_UINT64_T, MPI_MAX);
     if (rc2) return rc2;
     if (err) return err;
+    int anyall = most[0] != 0;
+    p->prob.max_block_bytes = most[1];
+    p->prob.send_total_bytes = most[2];
+    p->prob.recv_total_bytes = most[3];
+    p->prob.nonzero_sends = (int)most[4];
     if (anyall) return pc_error(PLANCOLL_ERR_MISMATCH, "the ranks' send and receive counts disagree (another rank saw it)");
     return pc_allreduce_wait(p->layout, &row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR);
 }

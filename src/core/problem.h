@@ -29,7 +29,9 @@ struct pc_problem {
     bool contiguous;          /* every rank's send and receive types are dense bytes (agreed at plan time) */
     /* alltoall: bytes per (source, destination) block */
     uint64_t block_bytes;
-    /* alltoallv: this rank's totals and a hash of the whole count matrix (same on every rank) */
+    /* alltoallv: bytes sent and received, largest block and nonzero blocks sent: this rank's while the call is
+     * checked, then the maxima over all ranks once the ranks agree (plan.c), so estimates are rank-independent;
+     * and a hash of the whole count matrix (same on every rank) */
     uint64_t send_total_bytes, recv_total_bytes, max_block_bytes;
     uint64_t pattern_hash;
     int nonzero_sends;

@@ -60,6 +60,27 @@ static inline int pc_bruck_recv_peer(int rank, int P, const struct pc_bruck_step
 {
     return (int)(((rank - (long)s->digit * s->weight) % P + P) % P);
 }
+/* The slots every step moves, in ascending order: step s moves slots[start[s] .. start[s+1]). start has room
+ * for nsteps + 1 entries, slots for nsteps * P. Returns the most slots any one step moves. */
+static inline int pc_bruck_slot_lists(int P, int radix, const struct pc_bruck_step *steps, int nsteps, int *start,
+                                      int *slots)
+{
+    int n = 0, most = 0;
+    for (int s = 0; s < nsteps; s++) {
+        start[s] = n;
+        for (int i = 0; i < P; i++)
+            if (pc_bruck_moves(i, radix, &steps[s])) slots[n++] = i;
+        if (n - start[s] > most) most = n - start[s];
+    }
+    start[nsteps] = n;
+    return most;
+}
+/* Whether step s is the last move of slot i (i has no nonzero digit above s's position): the block then sits on
+ * the rank it is addressed to. */
+static inline bool pc_bruck_last_move(int slot, int radix, const struct pc_bruck_step *s)
+{
+    return (long)slot < (long)s->weight * radix;
+}
 /* Rotation: slot i starts with the caller's block for (rank + i) mod P. */
 static inline int pc_bruck_rotate_from(int rank, int P, int slot) { return (rank + slot) % P; }
 /* Inverse rotation: the block from source src ends in slot (rank - src) mod P. */

@@ -308,7 +308,12 @@ static void run_interleaved(const char **algs, int nalgs, const struct comms *cm
 struct run {
     const char *label, *forced;
     unsigned flags;
+    bool few; /* only param_cases, on MPI_COMM_WORLD */
 };
+
+/* The cases of the parameter runs: random sizes in and out of place, a non-contiguous type, sparse, hot
+ * destination, a silent rank (the rest of the table runs at the planner's own parameters). */
+static const int param_cases[] = {5, 6, 9, 13, 17, 19};
 
 int main(int argc, char **argv)
 {
@@ -325,11 +330,18 @@ int main(int argc, char **argv)
     cm.reversed = MPI_COMM_NULL;
     if (tl_size >= 3) MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - 1 - tl_rank, &cm.reversed);
 
-    struct run runs[MAX_ALGS + 2];
+    /* Parameter values the planner would not necessarily pick, forced so that each is tested: radix 3 gives
+     * Bruck steps with digit values above 1 (radix 2 and 4 are the planner's own variants). On a few cases: the
+     * in-process simulations (tests/unit/test_bruckv_sim.c) cover radix 3 at every P up to 64. */
+    static const char *const param_runs[] = {"alltoallv.padded_bruck:radix=3", "alltoallv.twophase_bruck:radix=3"};
+    enum { NPARAM_RUNS = sizeof param_runs / sizeof param_runs[0] };
+    struct run runs[MAX_ALGS + 2 + NPARAM_RUNS];
     int nruns = 0;
-    for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE};
-    runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE};
-    runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE};
+    for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE, false};
+    for (int i = 0; i < NPARAM_RUNS; i++)
+        runs[nruns++] = (struct run){param_runs[i], param_runs[i], PLANCOLL_ESTIMATE, true};
+    runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE, false};
+    runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE, false};
 
     for (int r = 0; r < nruns; r++) {
         double t0 = MPI_Wtime();
@@ -337,12 +349,18 @@ int main(int argc, char **argv)
         skipped = nvariants_seen = 0;
         tl_force(runs[r].forced);
         if (runs[r].flags & PLANCOLL_MEASURE) plancoll_forget_wisdom();
-        run_all_cases(runs[r].label, runs[r].forced, runs[r].flags, &cm);
+        if (runs[r].few)
+            for (size_t i = 0; i < sizeof param_cases / sizeof param_cases[0]; i++)
+                run_case(runs[r].label, runs[r].forced, runs[r].flags, param_cases[i], MPI_COMM_WORLD, "world");
+        else
+            run_all_cases(runs[r].label, runs[r].forced, runs[r].flags, &cm);
         tl_force(NULL);
+        int nworld = runs[r].few ? (int)(sizeof param_cases / sizeof param_cases[0]) : NCASES;
+        int nsub = runs[r].few ? 0
+                               : (int)(sizeof subcomm_cases / sizeof subcomm_cases[0]) * (cm.reversed != MPI_COMM_NULL ? 2 : 1);
         if (tl_rank == 0)
-            printf("alltoallv %-28s %2d cases on world + %d on sub-communicators: %.2f s%s\n", runs[r].label, NCASES,
-                   (int)(sizeof subcomm_cases / sizeof subcomm_cases[0]) * (cm.reversed != MPI_COMM_NULL ? 2 : 1),
-                   MPI_Wtime() - t0, tl_failures > failures_before ? " (rank 0 saw failures)" : "");
+            printf("alltoallv %-28s %2d cases on world + %d on sub-communicators: %.2f s%s\n", runs[r].label, nworld,
+                   nsub, MPI_Wtime() - t0, tl_failures > failures_before ? " (rank 0 saw failures)" : "");
         if (tl_rank == 0 && skipped)
             printf("    %d cases skipped: %s declared itself inapplicable (first: %s)\n", skipped, runs[r].label,
                    skip_detail);

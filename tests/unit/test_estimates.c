@@ -25,6 +25,8 @@ static void hand_model(struct pc_machine_model *m)
     m->copy_us_per_b = 1.0 / 10000.0;
 }
 
+static int radix_param; /* the radix parameter estimate() passes (0: the algorithm's default) */
+
 static double estimate(const char *name, const struct pc_problem *p)
 {
     int i = pc_registry_find(name);
@@ -35,8 +37,19 @@ static double estimate(const char *name, const struct pc_problem *p)
     hand_model(&m);
     struct pc_params params;
     memset(&params, 0, sizeof params);
+    params.radix = radix_param;
     return a->estimate(p, &params, &m);
 }
+
+#define EXPECT_RADIX(name, prob, radix, want)                                                                    \
+    do {                                                                                                        \
+        radix_param = (radix);                                                                                  \
+        double got_ = estimate(name, prob), want_ = (want);                                                     \
+        radix_param = 0;                                                                                        \
+        if (fabs(got_ - want_) > 1e-9 * (1 + fabs(want_)))                                                      \
+            fail_msg("%s radix %d at P=%d: estimate %.6f us, by hand %.6f us", name, radix, (prob)->shape.nranks, \
+                     got_, want_);                                                                              \
+    } while (0)
 
 #define EXPECT(name, prob, want)                                                                                \
     do {                                                                                                        \
@@ -149,6 +162,60 @@ static void test_alltoallv_native(void **state)
     EXPECT("alltoallv.native", &p, 0.08);
 }
 
+/* Radix-2 Bruck steps: P = 8 has 3 steps of 4 slots each; P = 5 has steps of 2 (slots 1, 3), 2 (2, 3) and 1
+ * (4) slots. Radix 4 at P = 8: digit 0 values 1, 2, 3 move 2 slots each, digit 1 value 1 moves slots 4-7 (value 2
+ * would reach 8 = P: skipped): 4 steps, 10 slots. A step of k slots of m bytes costs alpha + k m (beta + 2 c_copy),
+ * here 1 + k m 0.0004. */
+
+/* alltoall/bruck.c: the same steps with m-byte slots + 2 P m c_copy (rotation and inverse rotation) */
+static void test_alltoall_bruck(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a(8, 100);
+    EXPECT("alltoall.bruck", &p, 3.64);          /* 3.48 + 2*8*100*0.0001 */
+    EXPECT_RADIX("alltoall.bruck", &p, 4, 4.56); /* 4.4 + 0.16 */
+    p = a2a(5, 10);
+    EXPECT("alltoall.bruck", &p, 3.03); /* 3.02 + 2*5*10*0.0001 */
+}
+
+/* padded_bruck.c: sum over steps (alpha + k_s M beta + 2 k_s M c_copy) + (S + R) c_copy, 0 when M = 0 */
+static void test_alltoallv_padded_bruck(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2av(8, 7, 500);
+    p.recv_total_bytes = 600;
+    p.max_block_bytes = 100;
+    EXPECT("alltoallv.padded_bruck", &p, 3.59);          /* 3 (1 + 4*100*0.0004) + 1100*0.0001 = 3.48 + 0.11 */
+    EXPECT_RADIX("alltoallv.padded_bruck", &p, 4, 4.51); /* 4 + 10*100*0.0004 + 0.11 */
+    p = a2av(5, 4, 30);
+    p.max_block_bytes = 10;
+    EXPECT("alltoallv.padded_bruck", &p, 3.026); /* 3 + 5*10*0.0004 + 60*0.0001 = 3 + 0.02 + 0.006 */
+    p = a2av(1, 0, 64);
+    p.max_block_bytes = 64;
+    EXPECT("alltoallv.padded_bruck", &p, 0.0128); /* no steps: the rotation and the extraction, 128*0.0001 */
+    p = a2av(6, 0, 0);
+    EXPECT("alltoallv.padded_bruck", &p, 0.0); /* every block empty: nothing runs */
+}
+
+/* twophase_bruck.c: b = S / P; sum over steps (alpha + k_s b beta + 2 k_s b c_copy) + b c_copy (not in place),
+ * 0 when S = 0 */
+static void test_alltoallv_twophase_bruck(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2av(8, 7, 800);
+    p.max_block_bytes = 400; /* not used: the steps carry average blocks */
+    EXPECT("alltoallv.twophase_bruck", &p, 3.49);          /* b = 100: 3.48 + 100*0.0001 */
+    EXPECT_RADIX("alltoallv.twophase_bruck", &p, 4, 4.41); /* 4 + 10*100*0.0004 + 0.01 */
+    p.in_place = true;
+    EXPECT("alltoallv.twophase_bruck", &p, 3.48); /* in place: no block to itself */
+    p = a2av(5, 4, 50);
+    EXPECT("alltoallv.twophase_bruck", &p, 3.021); /* b = 10: 3 + 5*10*0.0004 + 10*0.0001 */
+    p = a2av(1, 0, 64);
+    EXPECT("alltoallv.twophase_bruck", &p, 0.0064); /* the block to itself */
+    p = a2av(8, 0, 0);
+    EXPECT("alltoallv.twophase_bruck", &p, 0.0); /* nothing to send: no step sends a message */
+}
+
 /* recursive_doubling.c: lg(pof2)(alpha + n beta + n gamma), plus 2 (alpha + n beta) + n gamma for the fold
  * when P is not a power of two */
 static void test_allreduce_recursive_doubling_pof2(void **state)
@@ -233,6 +300,7 @@ static void test_sweep_sane(void **state)
                 struct pc_problem p = shape(a->collective, P);
                 p.block_bytes = bytes;
                 p.send_total_bytes = p.recv_total_bytes = bytes * (uint64_t)P;
+                p.max_block_bytes = bytes;
                 p.nonzero_sends = P - 1;
                 p.count = (int)bytes;
                 double t = a->estimate(&p, &params, &m);
@@ -254,6 +322,9 @@ int main(void)
         cmocka_unit_test(test_alltoall_native),
         cmocka_unit_test(test_alltoallv_spreadout),
         cmocka_unit_test(test_alltoallv_native),
+        cmocka_unit_test(test_alltoall_bruck),
+        cmocka_unit_test(test_alltoallv_padded_bruck),
+        cmocka_unit_test(test_alltoallv_twophase_bruck),
         cmocka_unit_test(test_allreduce_recursive_doubling_pof2),
         cmocka_unit_test(test_allreduce_recursive_doubling_non_pof2),
         cmocka_unit_test(test_allreduce_rabenseifner_pof2),

@@ -27,25 +27,9 @@
 #include <string.h>
 
 #include "exec/schedule.h"
+#include "sim_check.h"
 
 #define MAXP 64
-
-/* Fails with context when cond is false (cmocka's own asserts would not say which P, rank or step). */
-#define CHECK(cond, ...)                                                                                          \
-    do {                                                                                                          \
-        if (!(cond)) {                                                                                            \
-            print_error(__VA_ARGS__);                                                                             \
-            print_error("\n");                                                                                    \
-            fail_msg("check failed: %s", #cond);                                                                  \
-        }                                                                                                         \
-    } while (0)
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    assert_non_null(p);
-    return p;
-}
 
 static bool is_pof2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 

@@ -1,0 +1,62 @@
+/* alltoallv.padded_bruck (seed 002, ALGORITHMS.md V3): every block is padded to M, the largest block of the whole
+ * count matrix, and the exchange runs as a uniform radix-R Bruck over M-byte slots (the steps of alltoall.bruck,
+ * bruck_common.c). The rotation packs each outgoing block's real bytes into the front of its slot; after the
+ * steps the real bytes of each arriving block (the receiver knows its size from recvcounts) are extracted into
+ * the receive buffer. M is known at plan time: the count check of plancoll_plan_alltoallv already takes maxima
+ * over ranks in its one allreduce (prob.max_block_bytes is the global maximum). Padding bytes are whatever the
+ * slots held before (zeros at first): nobody reads them.
+ * Non-contiguous datatypes go through MPI_Pack/MPI_Unpack (vblock.h); MPI_IN_PLACE needs nothing extra because
+ * every block is copied into the slots before any byte moves.
+ * Cost: sum over steps (alpha + k_s M beta + 2 k_s M c_copy) + (S + R) c_copy, k_s = slots step s moves, S and R
+ * the bytes a rank sends and receives (the rotation and the extraction copy real bytes only); 0 when M = 0. */
+#include <stdint.h>
+
+#include "../../core/plan.h"
+#include "../bruck_common.h"
+#include "vblock.h"
+
+static int setup(struct plancoll_plan_s *plan)
+{
+    int err = pc_vblock_check(plan);
+    if (err) return err;
+    if (plan->prob.max_block_bytes > SIZE_MAX)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "padded bruck: blocks of %llu bytes",
+                        (unsigned long long)plan->prob.max_block_bytes);
+    return pc_bruck_uniform_setup(plan, (size_t)plan->prob.max_block_bytes);
+}
+
+static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    struct pc_bruck_uniform *u = plan->impl;
+    const int P = plan->size, r = plan->rank;
+    const size_t M = u->m;
+    if (M == 0) return PLANCOLL_SUCCESS; /* every block of every rank is empty */
+    struct pc_vside out = pc_vside_send(plan), in = pc_vside_recv(plan);
+    const void *src = plan->in_place ? rbuf : sbuf;
+    int err = PLANCOLL_SUCCESS;
+    for (int i = 0; i < P && !err; i++) err = pc_vblock_pack(plan, &out, src, pc_bruck_rotate_from(r, P, i), u->slots + (size_t)i * M);
+    if (!err) err = pc_bruck_uniform_run(plan, u, pc_vblock_unit(plan), PC_TAG_ALLTOALLV + 1, NULL);
+    for (int j = 0; j < P && !err; j++)
+        err = pc_vblock_unpack(plan, &in, rbuf, j, u->slots + (size_t)pc_bruck_final_slot(r, P, j) * M);
+    return err;
+}
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
+{
+    const int P = p->shape.nranks;
+    double M = (double)p->max_block_bytes;
+    if (M == 0) return 0.0;
+    return pc_bruck_steps_cost(P, pc_bruck_radix(params, P), M, mm) +
+           (double)(p->send_total_bytes + p->recv_total_bytes) * mm->copy_us_per_b;
+}
+
+const struct pc_algorithm pc_alltoallv_padded_bruck = {
+    .name = "alltoallv.padded_bruck",
+    .collective = PC_ALLTOALLV,
+    .summary = "Bruck over blocks padded to the largest block, radix 2 or 4 (small, even blocks)",
+    .variants = pc_bruck_variants,
+    .estimate = estimate,
+    .setup = setup,
+    .execute = execute,
+    .teardown = pc_bruck_uniform_teardown,
+};

@@ -1,0 +1,73 @@
+/* Block images for the forwarding alltoallv algorithms (vblock.h). */
+#include <limits.h>
+#include <string.h>
+
+#include "vblock.h"
+
+struct pc_vside pc_vside_recv(const struct plancoll_plan_s *plan)
+{
+    return (struct pc_vside){&plan->rtype, plan->recvcounts, plan->rdispls};
+}
+
+struct pc_vside pc_vside_send(const struct plancoll_plan_s *plan)
+{
+    return plan->in_place ? pc_vside_recv(plan) : (struct pc_vside){&plan->stype, plan->sendcounts, plan->sdispls};
+}
+
+MPI_Datatype pc_vblock_unit(const struct plancoll_plan_s *plan) { return plan->prob.contiguous ? MPI_BYTE : MPI_PACKED; }
+
+static int check_type(const struct plancoll_plan_s *plan, const struct pc_vside *s)
+{
+    int most = 0;
+    for (int j = 0; j < plan->size; j++)
+        if (s->counts[j] > most) most = s->counts[j];
+    if (most == 0) return PLANCOLL_SUCCESS;
+    int packed = 0;
+    PC_MPI_CHECK(MPI_Pack_size(most, s->t->type, plan->comm, &packed));
+    if ((uint64_t)packed != (uint64_t)most * (uint64_t)s->t->size)
+        return pc_error(PLANCOLL_ERR_INAPPLICABLE,
+                        "MPI packs %d elements of this datatype into %d bytes, not %d x %d: blocks cannot be forwarded "
+                        "as bytes",
+                        most, packed, most, s->t->size);
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_vblock_check(const struct plancoll_plan_s *plan)
+{
+    if (plan->prob.contiguous) return PLANCOLL_SUCCESS;
+    struct pc_vside r = pc_vside_recv(plan), s = pc_vside_send(plan);
+    int err = check_type(plan, &r);
+    return err ? err : check_type(plan, &s);
+}
+
+int pc_vblock_pack(const struct plancoll_plan_s *plan, const struct pc_vside *s, const void *buf, int j, char *dst)
+{
+    uint64_t bytes = pc_vblock_bytes(s, j);
+    if (bytes == 0) return PLANCOLL_SUCCESS;
+    if (plan->prob.contiguous) {
+        memcpy(dst, (const char *)buf + pc_vblock_offset(s, j), (size_t)bytes);
+        return PLANCOLL_SUCCESS;
+    }
+    if (bytes > INT_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "a packed block of %llu bytes", (unsigned long long)bytes);
+    int pos = 0;
+    PC_MPI_CHECK(MPI_Pack(pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type, dst, (int)bytes, &pos,
+                          plan->comm));
+    if ((uint64_t)pos != bytes)
+        return pc_error(PLANCOLL_ERR_MPI, "MPI_Pack wrote %d bytes for a block of %llu", pos, (unsigned long long)bytes);
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_vblock_unpack(const struct plancoll_plan_s *plan, const struct pc_vside *s, void *buf, int j, const char *src)
+{
+    uint64_t bytes = pc_vblock_bytes(s, j);
+    if (bytes == 0) return PLANCOLL_SUCCESS;
+    if (plan->prob.contiguous) {
+        memcpy((char *)buf + pc_vblock_offset(s, j), src, (size_t)bytes);
+        return PLANCOLL_SUCCESS;
+    }
+    if (bytes > INT_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "a packed block of %llu bytes", (unsigned long long)bytes);
+    int pos = 0;
+    PC_MPI_CHECK(MPI_Unpack(src, (int)bytes, &pos, pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type,
+                            plan->comm));
+    return PLANCOLL_SUCCESS;
+}

@@ -1,0 +1,126 @@
+/* The Bruck family's shared pieces (bruck_common.h). */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bruck_common.h"
+
+int pc_bruck_radix(const struct pc_params *params, int P)
+{
+    int radix = params->radix ? params->radix : 2;
+    if (radix > P) radix = P;
+    return radix < 2 ? 2 : radix;
+}
+
+int pc_bruck_variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    static const int radices[] = {2, 4};
+    int n = 0;
+    for (int i = 0; i < 2 && n < max; i++) {
+        if (i > 0 && radices[i] > p->shape.nranks) break; /* same schedule as a smaller radix */
+        memset(&out[n], 0, sizeof out[n]);
+        out[n++].radix = radices[i];
+    }
+    return n;
+}
+
+int pc_bruck_sched_init(struct pc_bruck_sched *b, int P, int radix)
+{
+    memset(b, 0, sizeof *b);
+    b->P = P;
+    b->radix = radix;
+    b->nsteps = pc_bruck_steps(P, radix, b->steps, PC_BRUCK_MAX_STEPS);
+    if (b->nsteps > PC_BRUCK_MAX_STEPS) return pc_error(PLANCOLL_ERR_OVERFLOW, "bruck: %d steps", b->nsteps);
+    b->slot_start = malloc(sizeof(int) * ((size_t)b->nsteps + 1));
+    b->slots = malloc(sizeof(int) * ((size_t)b->nsteps * (size_t)P + 1));
+    if (!b->slot_start || !b->slots) return pc_error(PLANCOLL_ERR_NOMEM, "bruck schedule");
+    b->most = pc_bruck_slot_lists(P, radix, b->steps, b->nsteps, b->slot_start, b->slots);
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_bruck_sched_free(struct pc_bruck_sched *b)
+{
+    free(b->slot_start);
+    free(b->slots);
+    b->slot_start = b->slots = NULL;
+}
+
+int pc_bruck_uniform_init(struct pc_bruck_uniform *u, int P, int radix, size_t m)
+{
+    memset(u, 0, sizeof *u);
+    int err = pc_bruck_sched_init(&u->sched, P, radix);
+    if (err) return err;
+    size_t most = (size_t)u->sched.most;
+    if (m > SIZE_MAX / 4 / (size_t)P || m * most > INT_MAX)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "bruck: steps of %zu slots of %zu bytes exceed MPI's int count", most, m);
+    u->m = m;
+    u->slots = calloc(m * (size_t)P + 1, 1);
+    u->pack = malloc(m * most + 1);
+    u->unpack = malloc(m * most + 1);
+    if (!u->slots || !u->pack || !u->unpack)
+        return pc_error(PLANCOLL_ERR_NOMEM, "bruck scratch of %zu bytes", m * ((size_t)P + 2 * most));
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_bruck_uniform_free(struct pc_bruck_uniform *u)
+{
+    pc_bruck_sched_free(&u->sched);
+    free(u->slots);
+    free(u->pack);
+    free(u->unpack);
+    u->slots = u->pack = u->unpack = NULL;
+}
+
+int pc_bruck_uniform_setup(struct plancoll_plan_s *plan, size_t m)
+{
+    struct pc_bruck_uniform *u = calloc(1, sizeof *u);
+    if (!u) return pc_error(PLANCOLL_ERR_NOMEM, "bruck state");
+    plan->impl = u;
+    return pc_bruck_uniform_init(u, plan->size, pc_bruck_radix(&plan->params, plan->size), m);
+}
+
+void pc_bruck_uniform_teardown(struct plancoll_plan_s *plan)
+{
+    struct pc_bruck_uniform *u = plan->impl;
+    if (u) pc_bruck_uniform_free(u);
+    free(u);
+    plan->impl = NULL;
+}
+
+int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+                         char *record)
+{
+    const struct pc_bruck_sched *b = &u->sched;
+    const int P = b->P, r = plan->rank;
+    const size_t m = u->m;
+    if (m == 0) return PLANCOLL_SUCCESS;
+    for (int s = 0; s < b->nsteps; s++) {
+        const int *slots = b->slots + b->slot_start[s];
+        int k = b->slot_start[s + 1] - b->slot_start[s];
+        MPI_Request reqs[2];
+        int bytes = (int)(m * (size_t)k);
+        /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
+        PC_MPI_CHECK(MPI_Irecv(u->unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
+        for (int i = 0; i < k; i++) memcpy(u->pack + (size_t)i * m, u->slots + (size_t)slots[i] * m, m);
+        PC_MPI_CHECK(MPI_Isend(u->pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
+        int err = pc_wait_all(plan, 2, reqs);
+        if (err) return err;
+        for (int i = 0; i < k; i++) memcpy(u->slots + (size_t)slots[i] * m, u->unpack + (size_t)i * m, m);
+        if (record) memcpy(record + (size_t)b->slot_start[s] * m, u->unpack, (size_t)k * m);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+double pc_bruck_steps_cost(int P, int radix, double m, const struct pc_machine_model *mm)
+{
+    struct pc_bruck_step steps[PC_BRUCK_MAX_STEPS];
+    int n = pc_bruck_steps(P, radix, steps, PC_BRUCK_MAX_STEPS);
+    double t = 0;
+    for (int s = 0; s < n && s < PC_BRUCK_MAX_STEPS; s++) {
+        int k = 0;
+        for (int i = 0; i < P; i++) k += pc_bruck_moves(i, radix, &steps[s]);
+        t += mm->alpha_us + k * m * mm->beta_us_per_b + 2.0 * k * m * mm->copy_us_per_b;
+    }
+    return t;
+}
