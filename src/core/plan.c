@@ -4,12 +4,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../exec/measure.h"
 #include "../planner/planner.h"
 #include "../shm/layout.h"
 #include "../shm/wait.h"
 #include "validate.h"
+#include "wisdom_io.h"
 
 const char *plancoll_version(int *major, int *minor, int *patch)
 {
@@ -179,8 +181,9 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     /* One allreduce tells every rank whether any rank failed and whether all passed the same call. */
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
-    uint64_t v[4] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u}, m[4];
-    int rc = pc_allreduce_wait(p->layout, v, m, 4, MPI_UINT64_T, MPI_MAX);
+    /* v[4]: some rank has PLANCOLL_WISDOM still to read (wisdom_io.c), which every rank must then join */
+    uint64_t v[5] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, pc_wisdom_env_pending() ? 1u : 0u}, m[5];
+    int rc = pc_allreduce_wait(p->layout, v, m, 5, MPI_UINT64_T, MPI_MAX);
     int err = local;
     if (!err && rc) err = rc;
     if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
@@ -195,6 +198,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         plan_free(p);
         return err;
     }
+    if (m[4]) pc_wisdom_env_load(p->layout);
 
     char key[160];
     pc_problem_key(&p->prob, key, sizeof key);
@@ -261,6 +265,11 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         e.params = p->params;
         e.measured_us = d.chosen.measured_us;
         e.rigor = p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+        e.decided_at = (long long)time(NULL);
+        if (d.has_runner_up && d.runner_up.measured_us >= 0) {
+            snprintf(e.runner_up, sizeof e.runner_up, "%s", pc_registry_get(d.runner_up.alg)->name);
+            e.runner_up_us = d.runner_up.measured_us;
+        }
         pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
     }
     *out = p;
@@ -334,8 +343,6 @@ const char *plancoll_plan_algorithm(plancoll_plan plan)
     if (!plan || !live_has(plan)) return NULL;
     return plan->alg->name;
 }
-
-void plancoll_forget_wisdom(void) { pc_wisdom_clear(); }
 
 const char *plancoll_algorithm_name(int index, const char **collective)
 {
