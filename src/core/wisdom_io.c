@@ -360,12 +360,14 @@ static int import_collective(struct pc_layout *L, struct header *h, char *text, 
     }
     int flags[3] = {local ? L->rank + 1 : 0, local, stale ? L->rank + 1 : 0}, any[3] = {0, 0, 0};
     int err = pc_allreduce_wait(L, flags, any, 3, MPI_INT, MPI_MAX);
-    if (!err && local) err = pc_error(local, "%s: %s", source, why);
-    if (!err && any[0]) err = pc_error(any[1], "%s: rank %d could not take it in (see its plancoll_error_detail)", source, any[0] - 1);
-    if (!err && stale) err = pc_error(PLANCOLL_ERR_WISDOM_STALE, "%s: %s", source, why);
+    const char *sep = *source ? ": " : "";
+    if (!err && local) err = pc_error(local, "%s%s%s", source, sep, why);
+    if (!err && any[0])
+        err = pc_error(any[1], "%s%srank %d could not take it in (see its plancoll_error_detail)", source, sep, any[0] - 1);
+    if (!err && stale) err = pc_error(PLANCOLL_ERR_WISDOM_STALE, "%s%s%s", source, sep, why);
     if (!err && any[2])
-        err = pc_error(PLANCOLL_ERR_WISDOM_STALE, "%s: does not match rank %d's machine (see its plancoll_error_detail)",
-                       source, any[2] - 1);
+        err = pc_error(PLANCOLL_ERR_WISDOM_STALE, "%s%sdoes not match rank %d's machine (see its plancoll_error_detail)",
+                       source, sep, any[2] - 1);
     if (!err && commit) {
         /* the records swap in whole; models go in one by one (replacing a shape's model never allocates) */
         pc_wisdom_adopt(merged.records, merged.nrecords);
@@ -707,7 +709,7 @@ void pc_wisdom_env_load(struct pc_layout *L)
             else if (h.rc) snprintf(h.msg, sizeof h.msg, "%s", why);
         }
     }
-    int err = import_collective(L, &h, text, "the file", commit);
+    int err = import_collective(L, &h, text, "", commit); /* warn() names the file */
     free(text);
     if (err && L->rank == 0)
         warn(plancoll_error_detail(), err == PLANCOLL_ERR_WISDOM_STALE
