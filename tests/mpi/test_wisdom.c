@@ -132,6 +132,53 @@ static char *ar_plan(MPI_Comm comm, int n, unsigned flags, int *rc, char *alg, s
     return text;
 }
 
+/* An alltoallv with uneven counts (rank i sends n + (i + j) % 3 ints to rank j), checked like the others. */
+static int v_val(int src, int dst, int i) { return src * 100000 + dst * 100 + i; }
+
+static char *v_plan(MPI_Comm comm, int n, unsigned flags, int *rc, char *alg, size_t alglen)
+{
+    int P, r;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &r);
+    int *sc = malloc(sizeof(int) * 4 * (size_t)P), *sd = sc + P, *rcn = sc + 2 * P, *rd = sc + 3 * P;
+    int st = 0, rt = 0;
+    for (int j = 0; j < P; j++) {
+        sc[j] = n + (r + j) % 3;
+        rcn[j] = n + (j + r) % 3;
+        sd[j] = st;
+        rd[j] = rt;
+        st += sc[j];
+        rt += rcn[j];
+    }
+    int *s = malloc(sizeof(int) * (size_t)(st + 1)), *d = malloc(sizeof(int) * (size_t)(rt + 1));
+    plancoll_plan p = NULL;
+    *rc = plancoll_plan_alltoallv(s, sc, sd, MPI_INT, d, rcn, rd, MPI_INT, comm, flags, &p);
+    char *text = NULL;
+    if (*rc == PLANCOLL_SUCCESS) {
+        for (int j = 0; j < P; j++)
+            for (int i = 0; i < sc[j]; i++) s[sd[j] + i] = v_val(r, j, i);
+        TL_OK(plancoll_execute(p));
+        int bad = 0;
+        for (int j = 0; j < P && !bad; j++)
+            for (int i = 0; i < rcn[j] && !bad; i++)
+                if (d[rd[j] + i] != v_val(j, r, i)) {
+                    TL_CHECK(0, "alltoallv from %d element %d is %d, expected %d", j, i, d[rd[j] + i], v_val(j, r, i));
+                    bad = 1;
+                }
+        tl_checks++;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        TL_OK(plancoll_fprint_plan(p, f));
+        fclose(f);
+        snprintf(alg, alglen, "%s", plancoll_plan_algorithm(p));
+        TL_OK(plancoll_destroy_plan(&p));
+    }
+    free(s);
+    free(d);
+    free(sc);
+    return text;
+}
+
 static bool chosen_by(const char *fprint, const char *how)
 {
     char want[64];
@@ -209,26 +256,24 @@ static char *replace_line(const char *text, const char *prefix, const char *line
 static void scenario(void)
 {
     make_dir();
-    char alg_a[64] = "", alg_r[64] = "", alg[64] = "";
+    char alg_a[64] = "", alg[64] = "";
     int rc;
 
-    /* learn: MEASURE plans of an alltoall and an allreduce */
+    /* learn: a MEASURE plan of an alltoallv (two candidates to time: the alltoall's dozen would cost seconds
+     * at 8 ranks on 2 cores; test_wisdom's other modes and the tool test cover alltoall and allreduce records) */
     TL_CHECK(plancoll_forget_wisdom() == PLANCOLL_SUCCESS, "forget_wisdom");
-    char *pa = a2a_plan(MPI_COMM_WORLD, 16, PLANCOLL_MEASURE, &rc, alg_a, sizeof alg_a);
-    expect_all(rc, PLANCOLL_SUCCESS, "MEASURE alltoall");
-    char *pr = ar_plan(MPI_COMM_WORLD, 100, PLANCOLL_MEASURE, &rc, alg_r, sizeof alg_r);
-    expect_all(rc, PLANCOLL_SUCCESS, "MEASURE allreduce");
-    bool a_single = single_candidate(pa), r_single = single_candidate(pr);
-    TL_CHECK(!a_single, "the alltoall of 16 ints should have several candidates:\n%s", pa ? pa : "");
-    TL_CHECK(a_single || chosen_by(pa, "measured"), "first MEASURE alltoall should be measured:\n%s", pa ? pa : "");
+    char *pa = v_plan(MPI_COMM_WORLD, 5, PLANCOLL_MEASURE, &rc, alg_a, sizeof alg_a);
+    expect_all(rc, PLANCOLL_SUCCESS, "MEASURE alltoallv");
+    bool a_single = single_candidate(pa);
+    TL_CHECK(!a_single, "the alltoallv should have several candidates:\n%s", pa ? pa : "");
+    TL_CHECK(a_single || chosen_by(pa, "measured"), "first MEASURE alltoallv should be measured:\n%s", pa ? pa : "");
     free(pa);
-    free(pr);
 
     /* export to a string and to a file: the same text on every rank and in the file */
     char *s1 = export_string("export to string");
     char want[96];
-    snprintf(want, sizeof want, "\nrecord alltoall:P=%d:", tl_size);
-    TL_CHECK(strstr(s1, want) != NULL, "the exported text has no alltoall record:\n%s", s1);
+    snprintf(want, sizeof want, "\nrecord alltoallv:P=%d:", tl_size);
+    TL_CHECK(strstr(s1, want) != NULL, "the exported text has no alltoallv record:\n%s", s1);
     snprintf(want, sizeof want, " %s ", alg_a);
     TL_CHECK(strstr(s1, want) != NULL, "the exported text does not name %s:\n%s", alg_a, s1);
     TL_CHECK(strstr(s1, "\nregistry ") && strstr(s1, "\nmpi_library ") && strstr(s1, "\ntopology packages=") &&
@@ -250,25 +295,27 @@ static void scenario(void)
     char *e0 = export_string("export after forget");
     TL_CHECK(strstr(e0, "\nrecord ") == NULL && strstr(e0, "\nbegin model") == NULL, "forget left wisdom:\n%s", e0);
     free(e0);
-    free(a2a_plan(MPI_COMM_WORLD, 16, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
+    free(v_plan(MPI_COMM_WORLD, 5, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
     expect_all(rc, PLANCOLL_ERR_NO_WISDOM, "WISDOM_ONLY after forget");
 
     /* import the file: a MEASURE plan of the same problem is a hit, without timing, with the same choice */
     rc = plancoll_import_wisdom_from_filename(tl_rank == 0 ? file1 : NULL, MPI_COMM_WORLD);
     expect_all(rc, PLANCOLL_SUCCESS, "import from file");
     double t0 = MPI_Wtime();
-    char *ph = a2a_plan(MPI_COMM_WORLD, 16, PLANCOLL_MEASURE, &rc, alg, sizeof alg);
+    char *ph = v_plan(MPI_COMM_WORLD, 5, PLANCOLL_MEASURE, &rc, alg, sizeof alg);
     double hit_s = MPI_Wtime() - t0;
-    expect_all(rc, PLANCOLL_SUCCESS, "MEASURE alltoall after import");
+    expect_all(rc, PLANCOLL_SUCCESS, "MEASURE alltoallv after import");
     TL_CHECK(a_single || chosen_by(ph, "wisdom"), "after import, MEASURE should come from wisdom:\n%s", ph ? ph : "");
     TL_CHECK(strcmp(alg, alg_a) == 0, "wisdom chose %s, the measurement %s", alg, alg_a);
     TL_CHECK(ph && strstr(ph, "measured    ") && !strstr(ph, "not timed"), "a wisdom hit should carry the measured time:\n%s",
              ph ? ph : "");
     free(ph);
     if (tl_rank == 0 && getenv("PLANCOLL_TEST_VERBOSE")) printf("wisdom-hit plan + 2 executions: %.3f ms\n", hit_s * 1e3);
-    free(ar_plan(MPI_COMM_WORLD, 100, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
-    expect_all(rc, r_single ? PLANCOLL_ERR_NO_WISDOM : PLANCOLL_SUCCESS, "WISDOM_ONLY allreduce after import");
-    if (!r_single) TL_CHECK(strcmp(alg, alg_r) == 0, "wisdom chose %s, the measurement %s", alg, alg_r);
+    free(v_plan(MPI_COMM_WORLD, 5, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
+    expect_all(rc, PLANCOLL_SUCCESS, "WISDOM_ONLY alltoallv after import");
+    /* another problem (other counts) is not in the wisdom */
+    free(v_plan(MPI_COMM_WORLD, 6, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
+    expect_all(rc, PLANCOLL_ERR_NO_WISDOM, "WISDOM_ONLY of a problem wisdom does not hold");
     /* importing the same wisdom again changes nothing */
     rc = plancoll_import_wisdom_from_filename(tl_rank == 0 ? file1 : NULL, MPI_COMM_WORLD);
     expect_all(rc, PLANCOLL_SUCCESS, "import twice");
@@ -280,7 +327,7 @@ static void scenario(void)
     plancoll_forget_wisdom();
     rc = plancoll_import_wisdom_from_string(tl_rank == 0 ? s1 : NULL, MPI_COMM_WORLD);
     expect_all(rc, PLANCOLL_SUCCESS, "import from string");
-    free(a2a_plan(MPI_COMM_WORLD, 16, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
+    free(v_plan(MPI_COMM_WORLD, 5, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
     expect_all(rc, PLANCOLL_SUCCESS, "WISDOM_ONLY after string import");
     TL_CHECK(strcmp(alg, alg_a) == 0, "wisdom chose %s, the measurement %s", alg, alg_a);
 
@@ -378,7 +425,7 @@ static void scenario(void)
     TL_CHECK(plancoll_import_wisdom_from_filename(file1, MPI_COMM_NULL) == PLANCOLL_ERR_COMM, "import_from_filename(COMM_NULL)");
     TL_CHECK(strstr(plancoll_error_detail(), "MPI_COMM_NULL") != NULL, "detail: %s", plancoll_error_detail());
     /* the wisdom still works after all that */
-    free(a2a_plan(MPI_COMM_WORLD, 16, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
+    free(v_plan(MPI_COMM_WORLD, 5, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
     expect_all(rc, PLANCOLL_SUCCESS, "WISDOM_ONLY after the rejections");
 
     /* sub-communicators: a plan on the half without rank 0 is exported over MPI_COMM_WORLD, and imported on a
@@ -404,9 +451,11 @@ static void scenario(void)
         if (upper && !half_single)
             TL_CHECK(strstr(sx, want) != NULL, "the upper half's record is missing from the export:\n%s", sx);
         plancoll_forget_wisdom();
-        rc = plancoll_import_wisdom_from_string(tl_rank == 0 || !upper ? NULL : sx, half);
-        TL_CHECK(rc == (upper ? PLANCOLL_SUCCESS : PLANCOLL_ERR_ARGUMENT), "import on the half: %d (%s)", rc,
-                 plancoll_error_detail());
+        /* only the upper half: a plancoll call on the lower half would build its layout for nothing */
+        if (upper) {
+            rc = plancoll_import_wisdom_from_string(sx, half);
+            TL_CHECK(rc == PLANCOLL_SUCCESS, "import on the half: %d (%s)", rc, plancoll_error_detail());
+        }
         if (upper && !half_single) {
             free(ar_plan(half, 64, PLANCOLL_WISDOM_ONLY, &rc, alg, sizeof alg));
             TL_CHECK(rc == PLANCOLL_SUCCESS && strcmp(alg, half_alg) == 0, "WISDOM_ONLY on the half: %d, %s vs %s", rc,
