@@ -99,7 +99,7 @@ int pc_wisdom_read_file(const char *path, char **text, size_t *len, bool *absent
     *text = NULL;
     *len = 0;
     *absent = false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block the job */
     if (fd < 0) {
         *absent = errno == ENOENT;
         snprintf(msg, msglen, "cannot open '%s': %s", path, strerror(errno));

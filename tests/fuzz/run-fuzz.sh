@@ -9,10 +9,17 @@ cc=$(command -v clang || command -v clang-14 || true)
 [ -n "$cc" ] || { echo "clang not found: scripts/install-deps.sh installs it (the fuzz target needs libFuzzer)"; exit 1; }
 mkdir -p "$build"
 bin=$build/fuzz_wisdom
-"$cc" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+sources=("$src/tests/fuzz/fuzz_wisdom.c" "$src/src/planner/wisdom_text.c" "$src/src/planner/wisdom.c"
+         "$src/src/cost_model/model.c")
+headers=("$src/src/planner/wisdom_text.h" "$src/src/planner/planner.h" "$src/src/cost_model/model.h"
+         "$src/src/core/algorithm.h" "$src/src/core/problem.h" "$src/include/plancoll.h" "$0")
+# rebuilt only when a source or header is newer than the binary (clang with sanitizers takes seconds)
+stale=0
+[ -x "$bin" ] || stale=1
+for f in "${sources[@]}" "${headers[@]}"; do [ "$f" -nt "$bin" ] && stale=1; done
+[ $stale -eq 0 ] || "$cc" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -Wall -Wextra -Werror -I"$src/include" -I"$src/src" $(pkg-config --cflags mpich) \
-  "$src/tests/fuzz/fuzz_wisdom.c" "$src/src/planner/wisdom_text.c" "$src/src/planner/wisdom.c" \
-  "$src/src/cost_model/model.c" -lm -o "$bin"
+  "${sources[@]}" -lm -o "$bin"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 corpus=$src/tests/fuzz/corpus
 FUZZ_EXPECT=valid "$bin" "$corpus"/valid-* 2>&1 | tail -n 2
