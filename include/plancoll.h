@@ -79,6 +79,9 @@ enum {
     PLANCOLL_ERR_NOT_INITIALIZED,    /* MPI is not initialised (or already finalised) */
     PLANCOLL_ERR_BUFFER,             /* execute_buffers: buffers inconsistent with the plan (e.g. in-place-ness) */
     PLANCOLL_ERR_ARGUMENT,           /* another invalid argument (detail says which) */
+    PLANCOLL_ERR_WISDOM_FORMAT,      /* wisdom text is malformed (detail gives the line and what is wrong) */
+    PLANCOLL_ERR_WISDOM_STALE,       /* wisdom from another machine, MPI library, plancoll build or format version */
+    PLANCOLL_ERR_IO,                 /* a wisdom file could not be read or written (detail names the file and why) */
     PLANCOLL_ERR_COUNT_OF_CODES      /* not an error: the number of codes */
 };
 
@@ -156,8 +159,43 @@ PLANCOLL_API const char *plancoll_plan_algorithm(plancoll_plan plan);
  * collective ("alltoall", "alltoallv", "allreduce"); NULL past the last one. */
 PLANCOLL_API const char *plancoll_algorithm_name(int index, const char **collective);
 
-/* Forgets every decision remembered by MEASURE and above in this process (local). */
-PLANCOLL_API void plancoll_forget_wisdom(void);
+/* ---- Wisdom -------------------------------------------------------------------------------------
+ * What MEASURE and above learned (one decision per problem, with its measured time and runner-up) and the
+ * calibrated machine models, as text (wisdom/FORMAT.md), so that a later run plans without timing: a plan whose
+ * problem wisdom knows (at the same or a higher rigor) is set up directly, with no timing and no calibration.
+ *
+ * The four transfer functions are collective over comm (every rank calls them, in the same order as its other
+ * plancoll and MPI collectives on comm) and return the same code on every rank.
+ * Export: every rank's wisdom is gathered to rank 0 and merged (a plan on a sub-communicator taught only its
+ *   own ranks); for a problem known twice the more rigorous decision wins, then the newer.
+ * Import: rank 0 of comm reads the file (or takes its text) and broadcasts it; every rank parses the same text
+ *   and adds it to what it knows (a record replaces the process's decision for its problem when it is more
+ *   rigorous, or as rigorous and newer; a model replaces the process's model of the same shape), so every rank
+ *   of comm holds the imported wisdom. Rejected, changing nothing on any rank:
+ *     PLANCOLL_ERR_WISDOM_FORMAT  malformed text (detail: the line and what is wrong);
+ *     PLANCOLL_ERR_WISDOM_STALE   another format version, a plancoll build with other algorithms (registry
+ *                                 signature), another MPI library or build, or another machine (the hwloc
+ *                                 topology summary of any rank's node differs);
+ *     PLANCOLL_ERR_IO             the file cannot be read (detail: name and reason).
+ *   The number of ranks and nodes is not part of that match: each record applies only to the problem in its
+ *   key (which includes ranks, nodes and ranks per node) and each model to its shape.
+ * Other errors: MPI_COMM_NULL PLANCOLL_ERR_COMM, an intercommunicator PLANCOLL_ERR_INTERCOMM, MPI not initialised
+ * PLANCOLL_ERR_NOT_INITIALIZED, a NULL name or text on rank 0 (or NULL out on any rank) PLANCOLL_ERR_ARGUMENT. */
+
+/* Writes the merged wisdom of comm's ranks to path. path is used on rank 0 only (other ranks may pass NULL).
+ * Atomic: a temporary file in the same directory, fsync, rename; readers see the old file or the new one. A
+ * file that cannot be written is PLANCOLL_ERR_IO on every rank. */
+PLANCOLL_API int plancoll_export_wisdom_to_filename(const char *path, MPI_Comm comm);
+/* *out receives the merged wisdom of comm's ranks as a NUL-terminated string, the same text on every rank;
+ * the caller frees it with free(). On failure *out is NULL. */
+PLANCOLL_API int plancoll_export_wisdom_to_string(char **out, MPI_Comm comm);
+/* Imports the wisdom file path (read on rank 0 only; other ranks may pass NULL). */
+PLANCOLL_API int plancoll_import_wisdom_from_filename(const char *path, MPI_Comm comm);
+/* Imports wisdom text (rank 0's text is used; other ranks may pass NULL). */
+PLANCOLL_API int plancoll_import_wisdom_from_string(const char *text, MPI_Comm comm);
+/* Forgets every decision remembered by MEASURE and above and every calibrated model, in this process only
+ * (local; files are not touched). Always PLANCOLL_SUCCESS. */
+PLANCOLL_API int plancoll_forget_wisdom(void);
 
 /* ---- Node-shared memory -------------------------------------------------------------------------
  * Buffers from plancoll_malloc live in memory that every rank of the same node maps, so a plan on the same
@@ -188,6 +226,15 @@ PLANCOLL_API int plancoll_free(void *ptr);
  * PLANCOLL_WAIT=spin|yield|auto      how the library waits (auto: yield at once when a node holds more
  *     ranks than cores, else spin briefly then yield).
  * PLANCOLL_VERBOSE=1                 rank 0 prints the planner's candidates and decision to stderr.
+ * PLANCOLL_WISDOM=path               a wisdom file used automatically. Read at the process's first plan creation,
+ *     collectively over that plan's communicator (its rank 0 reads the file, its ranks import it; ranks whose
+ *     first plan is on another communicator read it then, so a rank outside the first communicator does not
+ *     wait for it); an absent file is not an error. A file that cannot be read or is malformed is reported once on
+ *     stderr, planning goes on without it and the file is never overwritten; stale wisdom (another machine, MPI
+ *     or plancoll build) is reported and replaced at MPI_Finalize. At MPI_Finalize, when this process learned
+ *     something, rank 0 of MPI_COMM_WORLD merges what it knows into the file (atomically, as
+ *     plancoll_export_wisdom_to_filename). Only world rank 0's wisdom is written then, and only if it made a
+ *     plan: to keep decisions of plans without world rank 0, export collectively before MPI_Finalize.
  */
 
 #ifdef __cplusplus

@@ -2,6 +2,8 @@
 # Installs the Debian packages plancoll needs, only those missing; does nothing when all are present.
 set -euo pipefail
 packages=(mpich libmpich-dev libhwloc-dev libnuma-dev libcmocka-dev meson ninja-build pkg-config)
+# clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
+packages+=(clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,6 +30,9 @@ static const char *const messages[PLANCOLL_ERR_COUNT_OF_CODES] = {
     [PLANCOLL_ERR_NOT_INITIALIZED] = "MPI is not initialized or already finalized",
     [PLANCOLL_ERR_BUFFER] = "the buffers do not match the plan",
     [PLANCOLL_ERR_ARGUMENT] = "an argument is invalid",
+    [PLANCOLL_ERR_WISDOM_FORMAT] = "the wisdom text is malformed",
+    [PLANCOLL_ERR_WISDOM_STALE] = "the wisdom was made for another machine, MPI library or plancoll build",
+    [PLANCOLL_ERR_IO] = "a wisdom file could not be read or written",
 };
 
 static char detail[512];

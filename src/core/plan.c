@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../cost_model/calibrate.h"
 #include "../exec/measure.h"
@@ -11,6 +12,7 @@
 #include "../shm/layout.h"
 #include "../shm/wait.h"
 #include "validate.h"
+#include "wisdom_io.h"
 
 const char *plancoll_version(int *major, int *minor, int *patch)
 {
@@ -207,13 +209,14 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     /* One allreduce tells every rank whether any rank failed and whether all passed the same call. */
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
-    /* The same call also tells whether every rank holds the same machine model for this shape. */
+    /* The same call also tells whether every rank holds the same machine model for this shape, and (v[6])
+     * whether some rank has PLANCOLL_WISDOM still to read (wisdom_io.c), which every rank must then join. */
     char shape[64];
     pc_model_shape_key(&p->prob.shape, shape, sizeof shape);
     const struct pc_machine_model *known = pc_model_lookup(shape);
     uint64_t mh = known ? model_hash(known) : 0;
-    uint64_t v[6] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, mh, ~mh}, m[6];
-    int rc = pc_allreduce_wait(p->layout, v, m, 6, MPI_UINT64_T, MPI_MAX);
+    uint64_t v[7] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, mh, ~mh, pc_wisdom_env_pending() ? 1u : 0u}, m[7];
+    int rc = pc_allreduce_wait(p->layout, v, m, 7, MPI_UINT64_T, MPI_MAX);
     bool model_agreed = known && m[4] == mh && m[5] == ~mh;
     int err = local;
     if (!err && rc) err = rc;
@@ -228,6 +231,19 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     if (err) {
         plan_free(p);
         return err;
+    }
+    if (m[6]) {
+        /* The file may carry this shape's model: agree on it afresh. */
+        pc_wisdom_env_load(p->layout);
+        known = pc_model_lookup(shape);
+        mh = known ? model_hash(known) : 0;
+        uint64_t w[2] = {mh, ~mh}, wm[2];
+        err = pc_allreduce_wait(p->layout, w, wm, 2, MPI_UINT64_T, MPI_MAX);
+        if (err) {
+            plan_free(p);
+            return err;
+        }
+        model_agreed = known && wm[0] == mh && wm[1] == ~mh;
     }
 
     char key[160];
@@ -308,6 +324,11 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         e.params = p->params;
         e.measured_us = d.chosen.measured_us;
         e.rigor = p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+        e.decided_at = (long long)time(NULL);
+        if (d.has_runner_up && d.runner_up.measured_us >= 0) {
+            snprintf(e.runner_up, sizeof e.runner_up, "%s", pc_registry_get(d.runner_up.alg)->name);
+            e.runner_up_us = d.runner_up.measured_us;
+        }
         pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
     }
     *out = p;
@@ -381,8 +402,6 @@ const char *plancoll_plan_algorithm(plancoll_plan plan)
     if (!plan || !live_has(plan)) return NULL;
     return plan->alg->name;
 }
-
-void plancoll_forget_wisdom(void) { pc_wisdom_clear(); }
 
 const char *plancoll_algorithm_name(int index, const char **collective)
 {

@@ -86,12 +86,23 @@ struct pc_wisdom_entry {
     struct pc_params params;
     double measured_us;
     unsigned rigor; /* the flag that made it: PLANCOLL_MEASURE, PATIENT or EXHAUSTIVE */
+    long long decided_at;  /* seconds since the epoch (0: unknown); the newer of two equally rigorous wins */
+    char runner_up[64];    /* the second fastest measured candidate ("" when none) and its time */
+    double runner_up_us;
 };
-/* Records or replaces the decision for key. */
+/* Records or replaces the decision for key: a more rigorous decision, or an equally rigorous one decided at the
+ * same time or later, replaces the one held. */
 int pc_wisdom_store(const struct pc_wisdom_entry *e);
 /* The decision for key made with rigor at least `rigor` (WISDOM_ONLY: any), or NULL. */
 const struct pc_wisdom_entry *pc_wisdom_lookup(const char *key, unsigned rigor);
 void pc_wisdom_clear(void);
 int pc_wisdom_count(void);
+/* The i-th entry (0 .. count-1), NULL past the end. */
+const struct pc_wisdom_entry *pc_wisdom_at(int i);
+/* Whether candidate b should replace a for the same key under the rule of pc_wisdom_store. */
+bool pc_wisdom_prefer(const struct pc_wisdom_entry *a, const struct pc_wisdom_entry *b);
+/* Replaces the whole store by entries[0..n) (malloc'd; the store takes ownership). Cannot fail: imports build the
+ * new store aside and swap it in, so a failed import changes nothing. */
+void pc_wisdom_adopt(struct pc_wisdom_entry *entries, int n);
 
 #endif

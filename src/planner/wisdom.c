@@ -1,5 +1,6 @@
 /* In-process wisdom: what MEASURE and above learned, so that a second plan of the same problem costs no
- * timing. Files and fingerprints come with the planner issue; this store is what they will serialise. */
+ * timing. wisdom_text.c gives it a text form (wisdom/FORMAT.md); src/core/wisdom_io.c moves that text between
+ * ranks and files. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,11 +18,17 @@ static unsigned rigor_rank(unsigned flags)
     return 0;
 }
 
+bool pc_wisdom_prefer(const struct pc_wisdom_entry *a, const struct pc_wisdom_entry *b)
+{
+    unsigned ra = rigor_rank(a->rigor), rb = rigor_rank(b->rigor);
+    return rb > ra || (rb == ra && b->decided_at >= a->decided_at);
+}
+
 int pc_wisdom_store(const struct pc_wisdom_entry *e)
 {
     for (int i = 0; i < count; i++)
         if (strcmp(entries[i].key, e->key) == 0) {
-            if (rigor_rank(e->rigor) >= rigor_rank(entries[i].rigor)) entries[i] = *e;
+            if (pc_wisdom_prefer(&entries[i], e)) entries[i] = *e;
             return PLANCOLL_SUCCESS;
         }
     if (count == capacity) {
@@ -52,3 +59,12 @@ void pc_wisdom_clear(void)
 }
 
 int pc_wisdom_count(void) { return count; }
+
+const struct pc_wisdom_entry *pc_wisdom_at(int i) { return i >= 0 && i < count ? &entries[i] : NULL; }
+
+void pc_wisdom_adopt(struct pc_wisdom_entry *adopted, int n)
+{
+    free(entries);
+    entries = adopted;
+    count = capacity = adopted ? n : 0;
+}
