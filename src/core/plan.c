@@ -139,12 +139,21 @@ static int alltoallv_agree(struct plancoll_plan_s *p)
                        (unsigned long long)expected[bad], p->rank,
                        (unsigned long long)p->recvcounts[bad] * (unsigned long long)p->rtype.size);
     uint64_t row = pc_hash_bytes(PC_HASH_SEED + (uint64_t)p->rank, sent, sizeof(uint64_t) * (size_t)P);
+    uint64_t offnode = 0;
+    for (int j = 0; j < P; j++)
+        if (p->layout->node_of[j] != p->layout->node_id) offnode += sent[j];
     free(sent);
-    int any = bad >= 0, anyall = 0;
-    int rc2 = pc_allreduce_wait(p->layout, &any, &anyall, 1, MPI_INT, MPI_MAX);
+    /* one MAX reduction: did any rank see a mismatch, and the maxima the estimates use (problem.h) */
+    uint64_t mine[5] = {bad >= 0, p->prob.send_total_bytes, p->prob.recv_total_bytes, offnode,
+                        (uint64_t)p->prob.nonzero_sends}, all[5];
+    int rc2 = pc_allreduce_wait(p->layout, mine, all, 5, MPI_UINT64_T, MPI_MAX);
     if (rc2) return rc2;
     if (err) return err;
-    if (anyall) return pc_error(PLANCOLL_ERR_MISMATCH, "the ranks' send and receive counts disagree (another rank saw it)");
+    if (all[0]) return pc_error(PLANCOLL_ERR_MISMATCH, "the ranks' send and receive counts disagree (another rank saw it)");
+    p->prob.max_send_bytes = all[1];
+    p->prob.max_recv_bytes = all[2];
+    p->prob.max_offnode_bytes = all[3];
+    p->prob.max_nonzero_sends = (int)all[4];
     return pc_allreduce_wait(p->layout, &row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR);
 }
 

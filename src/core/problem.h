@@ -33,6 +33,11 @@ struct pc_problem {
     uint64_t send_total_bytes, recv_total_bytes, max_block_bytes;
     uint64_t pattern_hash;
     int nonzero_sends;
+    /* alltoallv, agreed at plan time: maxima over ranks of send_total_bytes, recv_total_bytes, the bytes a rank
+     * sends to ranks on other nodes, and nonzero_sends. The same on every rank, so estimates built on them never
+     * make ranks choose differently under ESTIMATE (which does not communicate). */
+    uint64_t max_send_bytes, max_recv_bytes, max_offnode_bytes;
+    int max_nonzero_sends;
     /* allreduce */
     int count;
     uint64_t elem_bytes;
