@@ -1,6 +1,8 @@
 /* Plans as objects: several alive at once on one communicator and on sub-communicators, executed interleaved;
  * a plan that outlives its communicator; PLANCOLL_ALGORITHM affecting only its own collective; wisdom reuse
- * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents; many create/destroy cycles. */
+ * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents (the set-up in executions against the
+ * prediction, the first execution, the measurement); many create/destroy cycles. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +155,48 @@ static char *print_plan(plancoll_plan p)
     return text;
 }
 
+/* The set-up line of fprint_plan: "set-up      T ms = X executions (of E us, SOURCE)" with X > 0 and the source
+ * expected: the prediction before any execution, this rank's first execution after one, the planner's measurement
+ * once there is one. */
+static void check_setup_line(plancoll_plan p, const char *source, const char *when)
+{
+    char *t = print_plan(p);
+    const char *line = strstr(t, "  set-up      ");
+    double ms = -1, execs = -1, us = -1;
+    char what[32] = "";
+    int got = line ? sscanf(line, "  set-up      %lf ms = %lf executions (of %lf us, %31[^)])", &ms, &execs, &us, what) : 0;
+    TL_CHECK(got == 4, "%s: fprint_plan has no set-up line in executions:\n%s", when, t);
+    if (got == 4) {
+        TL_CHECK(ms > 0 && execs > 0 && us > 0, "%s: set-up %.3f ms = %.3f executions of %.3f us:\n%s", when, ms, execs, us, t);
+        TL_CHECK(fabs(execs - ms * 1e3 / us) <= 0.05 * execs + 0.05, "%s: %.3f ms / %.3f us is not %.1f executions", when,
+                 ms, us, execs);
+        TL_CHECK(strcmp(what, source) == 0, "%s: set-up counted against '%s', expected '%s':\n%s", when, what, source, t);
+    }
+    free(t);
+}
+
+static void setup_in_executions(void)
+{
+    struct a2a x;
+    a2a_make(&x, MPI_COMM_WORLD, 5, PLANCOLL_ESTIMATE);
+    if (x.plan) check_setup_line(x.plan, "predicted", "before any execution");
+    for (int it = 0; it < 2; it++) a2a_run(&x, it, "set-up line");
+    if (x.plan) check_setup_line(x.plan, "first execution", "after two executions");
+    a2a_free(&x);
+    plancoll_forget_wisdom();
+    struct ar y;
+    ar_make(&y, MPI_COMM_WORLD, 40, PLANCOLL_MEASURE);
+    ar_run(&y, 0, "set-up line");
+    if (y.plan) {
+        char *t = print_plan(y.plan);
+        bool measured = strstr(t, "  measured    not timed") == NULL;
+        free(t);
+        check_setup_line(y.plan, measured ? "measured" : "first execution", "MEASURE plan");
+    }
+    ar_free(&y);
+    plancoll_forget_wisdom();
+}
+
 static void forcing_and_wisdom(void)
 {
     /* an alltoall name does not affect allreduce plans */
@@ -271,6 +315,7 @@ int main(int argc, char **argv)
     several_plans_and_subcomms();
     plan_outlives_comm();
     forcing_and_wisdom();
+    setup_in_executions();
     heap_buffers();
     many_cycles();
     return tl_finish();
