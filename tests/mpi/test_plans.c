@@ -1,8 +1,10 @@
 /* Plans as objects: several alive at once on one communicator and on sub-communicators, executed interleaved;
  * a plan that outlives its communicator; PLANCOLL_ALGORITHM affecting only its own collective; wisdom reuse
  * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents (the set-up in executions against the
- * prediction, the first execution, the measurement); many create/destroy cycles. */
+ * prediction, the first execution, the measurement); plans sharing the segment in repeated and alternating order;
+ * many create/destroy cycles. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,6 +301,120 @@ static void heap_buffers(void)
     free(pr);
 }
 
+/* An alltoallv of ints on MPI_COMM_WORLD: rank s sends rank d cnt(s, d) elements (zeros included; symmetric
+ * in place), packed in rank order; element i is a2a_val(s, d, i, it). */
+struct a2av {
+    bool in_place;
+    int salt;
+    int *sc, *sd, *rc, *rd, *s, *d;
+    plancoll_plan plan;
+};
+
+static int a2av_cnt(const struct a2av *x, int s, int d)
+{
+    return x->in_place ? (s + d + x->salt) % 4 : (s * 7 + d * 3 + x->salt) % 5;
+}
+
+static void a2av_make(struct a2av *x, bool in_place, int salt)
+{
+    const int P = tl_size, r = tl_rank;
+    x->in_place = in_place;
+    x->salt = salt;
+    x->sc = malloc(sizeof(int) * 4 * (size_t)P);
+    x->sd = x->sc + P;
+    x->rc = x->sd + P;
+    x->rd = x->rc + P;
+    int st = 0, rt = 0;
+    for (int j = 0; j < P; j++) {
+        x->sc[j] = a2av_cnt(x, r, j);
+        x->sd[j] = st;
+        st += x->sc[j];
+        x->rc[j] = a2av_cnt(x, j, r);
+        x->rd[j] = rt;
+        rt += x->rc[j];
+    }
+    x->s = malloc(sizeof(int) * (size_t)(st + 1));
+    x->d = malloc(sizeof(int) * (size_t)(rt + 1));
+    x->plan = NULL;
+    TL_OK(plancoll_plan_alltoallv(in_place ? MPI_IN_PLACE : (void *)x->s, x->sc, x->sd, MPI_INT, x->d, x->rc, x->rd,
+                                  MPI_INT, MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &x->plan));
+}
+
+static void a2av_fill(struct a2av *x, int it)
+{
+    int *out = x->in_place ? x->d : x->s;
+    for (int j = 0; j < tl_size; j++)
+        for (int i = 0; i < x->sc[j]; i++) out[x->sd[j] + i] = a2a_val(tl_rank, j, i, it);
+}
+
+static void a2av_check(struct a2av *x, int it, const char *what)
+{
+    for (int j = 0; j < tl_size; j++)
+        for (int i = 0; i < x->rc[j]; i++)
+            if (x->d[x->rd[j] + i] != a2a_val(j, tl_rank, i, it)) {
+                TL_CHECK(0, "%s it=%d: from %d element %d is %d, expected %d", what, it, j, i, x->d[x->rd[j] + i],
+                         a2a_val(j, tl_rank, i, it));
+                return;
+            }
+    tl_checks++;
+}
+
+static void a2av_free(struct a2av *x)
+{
+    if (x->plan) TL_OK(plancoll_destroy_plan(&x->plan));
+    free(x->sc);
+    free(x->s);
+    free(x->d);
+}
+
+/* Plans sharing the communicator's segment: two aggregated alltoallv plans (one in place) and a node-aware alltoall
+ * (which stages through the same data area), run in an order that repeats a plan (the aggregated plan may then skip
+ * its barrier before packing) and alternates them (it may not), with execute_buffers in between; results checked
+ * after every execution. */
+static void shared_segment(void)
+{
+    tl_force("alltoallv.aggregated,alltoall.mpml:leaders=2");
+    struct a2av v[2];
+    a2av_make(&v[0], false, 1);
+    a2av_make(&v[1], true, 2);
+    struct a2a w;
+    a2a_make(&w, MPI_COMM_WORLD, 9, PLANCOLL_ESTIMATE);
+    tl_force(NULL);
+    if (v[0].plan) TL_CHECK(strcmp(plancoll_plan_algorithm(v[0].plan), "alltoallv.aggregated") == 0, "ran %s",
+                            plancoll_plan_algorithm(v[0].plan));
+    const char *order = "0001101w0w11w100w";
+    for (int k = 0; order[k]; k++) {
+        int it = 100 + k;
+        if (order[k] == 'w') {
+            a2a_run(&w, it, "node-aware alltoall between aggregated plans");
+            continue;
+        }
+        struct a2av *x = &v[order[k] - '0'];
+        if (!x->plan) continue;
+        a2av_fill(x, it);
+        if (k == 5 && !x->in_place) {
+            /* other buffers (the layout comes from the counts): fresh copies, then the planned ones are untouched */
+            int *s2 = malloc(sizeof(int) * (size_t)(x->sd[tl_size - 1] + x->sc[tl_size - 1] + 1));
+            int *d2 = malloc(sizeof(int) * (size_t)(x->rd[tl_size - 1] + x->rc[tl_size - 1] + 1));
+            memcpy(s2, x->s, sizeof(int) * (size_t)(x->sd[tl_size - 1] + x->sc[tl_size - 1]));
+            TL_OK(plancoll_execute_buffers(x->plan, s2, d2));
+            int *keep = x->d;
+            x->d = d2;
+            a2av_check(x, it, "aggregated alltoallv, execute_buffers");
+            x->d = keep;
+            free(s2);
+            free(d2);
+        } else {
+            TL_OK(plancoll_execute(x->plan));
+            a2av_check(x, it, x->in_place ? "aggregated alltoallv in place, sharing the segment"
+                                          : "aggregated alltoallv, sharing the segment");
+        }
+    }
+    a2a_free(&w);
+    a2av_free(&v[1]);
+    a2av_free(&v[0]);
+}
+
 static void many_cycles(void)
 {
     for (int k = 0; k < 60; k++) {
@@ -317,6 +433,7 @@ int main(int argc, char **argv)
     forcing_and_wisdom();
     setup_in_executions();
     heap_buffers();
+    shared_segment();
     many_cycles();
     return tl_finish();
 }
