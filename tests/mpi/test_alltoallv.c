@@ -333,10 +333,11 @@ int main(int argc, char **argv)
 
     /* Parameter values the planner would not necessarily pick, forced so that each is tested where they make a
      * difference (more than one node): MPI_Put (not offered on oversubscribed hosts), one leader per node (it sends
-     * and receives every message of its node), two leaders with MPI_Put. */
+     * and receives every message of its node) with each message cut in three pieces, two leaders with MPI_Put. */
     static const struct run param_runs[] = {
         {"alltoallv.aggregated:transport=put", "alltoallv.aggregated:transport=put", PLANCOLL_ESTIMATE, put_cases_a},
-        {"alltoallv.aggregated:leaders=1", "alltoallv.aggregated:leaders=1", PLANCOLL_ESTIMATE, NULL},
+        {"alltoallv.aggregated:leaders=1:segments=3", "alltoallv.aggregated:leaders=1:segments=3", PLANCOLL_ESTIMATE,
+         NULL},
         {"alltoallv.aggregated:leaders=2:transport=put", "alltoallv.aggregated:leaders=2:transport=put",
          PLANCOLL_ESTIMATE, put_cases_b},
     };

@@ -3,7 +3,7 @@
  * matrices with zero blocks, empty node pairs, one hot destination and a silent rank. Each node's segment is a
  * byte array; each rank computes its own offsets from its node's rows (as setup does after the node allgather),
  * packs a pattern f(source, destination, byte) into them, each node-pair area is copied into the receiving node's
- * area as one message, and each rank unpacks. Checked: the node-pair matrix against a direct sum; the areas are
+ * area as one message in the pieces the point-to-point transport cuts, and each rank unpacks. Checked: the node-pair matrix against a direct sum; the areas are
  * aligned, disjoint and inside the set; every byte of every area is written exactly once and nothing else is;
  * every rank reads back exactly the bytes of every source; the sender/receiver assignment covers each nonempty
  * pair once, leaves empty pairs out, gives each leader at most one message when there are no more messages than
@@ -154,11 +154,22 @@ static void simulate(const struct shape *sh, enum kind kind, uint64_t seed)
                                        (unsigned long long)(total - covered));
     }
 
-    /* one message per nonempty node pair: the sender's area into the receiver's */
+    /* one message per nonempty node pair, in pieces (automatic, whole, or 3): the sender's area into the
+     * receiver's, piece by piece as the point-to-point transport cuts it */
+    const int segments = (int)(seed % 3 == 2 ? 3 : seed % 3);
     for (int x = 0; x < N; x++)
-        for (int y = 0; y < N; y++)
-            if (x != y && pair[x * N + y])
-                memcpy(seg[y] + area[y][N + x], seg[x] + area[x][y], (size_t)pair[x * N + y]);
+        for (int y = 0; y < N; y++) {
+            uint64_t bytes = pair[x * N + y], q = pc_agg_piece_bytes(bytes, segments), moved = 0;
+            if (x == y || bytes == 0) continue;
+            int k = pc_agg_pieces(bytes, segments);
+            for (int i = 0; i < k; i++) {
+                uint64_t at = (uint64_t)i * q, len = bytes - at < q ? bytes - at : q;
+                if (len == 0 || at >= bytes) fail_msg("P=%d: piece %d of %d of %llu bytes is empty", P, i, k, (unsigned long long)bytes);
+                memcpy(seg[y] + area[y][N + x] + at, seg[x] + area[x][y] + at, (size_t)len);
+                moved += len;
+            }
+            if (moved != bytes) fail_msg("P=%d: pieces moved %llu of %llu bytes", P, (unsigned long long)moved, (unsigned long long)bytes);
+        }
 
     /* unpack: every rank reads exactly its bytes from every source */
     for (int t = 0; t < P; t++) {
@@ -265,6 +276,20 @@ static void test_by_hand(void **state)
     assert_int_equal(pc_agg_leaders(0, 5), 5);
     assert_int_equal(pc_agg_leaders(2, 5), 2);
     assert_int_equal(pc_agg_leaders(9, 5), 5);
+    /* pieces: automatic cuts 4 KiB pieces up to 64 KiB; a count cuts near-equal pieces, none empty */
+    assert_int_equal(pc_agg_piece_bytes(16000, 0), 4096);
+    assert_int_equal(pc_agg_pieces(16000, 0), 4);
+    assert_int_equal(pc_agg_pieces(4096, 0), 1);
+    assert_int_equal(pc_agg_pieces(4097, 0), 2);
+    assert_int_equal(pc_agg_pieces(65536, 0), 16);
+    assert_int_equal(pc_agg_pieces(65537, 0), 1);
+    assert_int_equal(pc_agg_piece_bytes(65537, 0), 65537);
+    assert_int_equal(pc_agg_pieces(16000, 1), 1);
+    assert_int_equal(pc_agg_piece_bytes(10, 4), 3);
+    assert_int_equal(pc_agg_pieces(10, 4), 4); /* 3 3 3 1 */
+    assert_int_equal(pc_agg_pieces(9, 4), 3);  /* 3 3 3: not 4 with an empty one */
+    assert_int_equal(pc_agg_pieces(3, 8), 3);
+    assert_int_equal(pc_agg_pieces(0, 0), 0);
     assert_int_equal(pc_agg_sets(PC_AGG_DOUBLE_LIMIT), 2);
     assert_int_equal(pc_agg_sets(PC_AGG_DOUBLE_LIMIT + 1), 1);
 }

@@ -19,9 +19,10 @@
  *      sender's flag slot); every rank packs its blocks into the areas (MPI_Pack for non-contiguous types) and
  *      copies its own block straight to its receive buffer (nothing to do in place);
  *   2. one node barrier: the areas are complete;
- *   3. one message per nonempty node pair: MPI_Isend from the send area into the receiver's area, or MPI_Put
- *      there, flush, and a put of the arrival flag; the receiver posts the arrival flag of a point-to-point
- *      message itself. Every rank unpacks its node's blocks, then each other node's as its arrival flag rises.
+ *   3. one message per nonempty node pair: MPI_Isend from the send area into the receiver's area (in pieces
+ *      below the eager limit when it is small: pc_agg_piece_bytes, parameter segments), or MPI_Put there, flush,
+ *      and a put of the arrival flag; the receiver posts the arrival flag of a point-to-point message itself.
+ *      Every rank unpacks its node's blocks, then each other node's as its arrival flag rises.
  * Synchronisation: with two sets, the barrier of execution k also proves that nobody still reads set (k+1) mod 2
  * (its readers were in execution k-1), so execution k+1 needs no barrier before packing, as long as no other
  * plan touched the segment in between (pc_segment_claim); otherwise, and with one set, execution k+1 starts with
@@ -31,7 +32,9 @@
  * leaders of the smallest node, ppn the largest node):
  *   T = 2 alpha + (S + R) c + [N > 1 and O > 0] (ceil(2 (N - 1) / l) alpha (1 + put) + ppn O beta)
  * two shared-memory synchronisations, a pack and an unpack copy per byte, the busiest leader's message start-ups
- * (Put adds a credit and an arrival flag per message), and the node's off-node bytes through its one port. */
+ * (Put adds a credit and an arrival flag per message), and the node's off-node bytes through its one port. The
+ * pieces of a message go back to back, their start-ups overlapping: the model has no separate gap, so they are not
+ * charged; nor is a rendezvous round trip (the model has no eager limit). */
 #include "aggregated.h"
 
 #include <math.h>
@@ -179,6 +182,7 @@ struct agg_msg {
     int peer;      /* the rank at the other end */
     uint64_t area; /* the area's offset in this node's set */
     int bytes;
+    int first, pieces, piece; /* point-to-point: its requests reqs[first ..], pieces of `piece` bytes */
     /* Put: where the area sits in the receiving node's segment */
     uint64_t remote_area, remote_set_bytes;
     int remote_sets;
@@ -195,7 +199,7 @@ struct agg_state {
     int nsend, nrecv, nsources;
     struct agg_msg *send, *recv;
     int *sources;        /* other nodes with data for this node, nearest first */
-    MPI_Request *reqs;   /* [nrecv + nsend] */
+    MPI_Request *reqs;   /* every piece of the receives, then of the sends */
     unsigned char *done; /* [nrecv + nsend + nsources] one execution's progress */
     bool put;
     struct pc_seg_window w;
@@ -353,11 +357,19 @@ static int setup(struct plancoll_plan_s *plan)
         if (!err) pc_agg_rank_offsets(&g, st->a, L->node_rank, rows, rows + P, 2 * (size_t)P, area, st->pack_off, st->unpack_off);
         if (!err) err = assign_messages(plan, st, pair, area);
     }
+    int nreqs = 0;
+    for (int i = 0; !err && i < st->nrecv + st->nsend; i++) {
+        struct agg_msg *m = i < st->nrecv ? &st->recv[i] : &st->send[i - st->nrecv];
+        m->piece = (int)pc_agg_piece_bytes((uint64_t)m->bytes, plan->params.segments);
+        m->pieces = pc_agg_pieces((uint64_t)m->bytes, plan->params.segments);
+        m->first = nreqs;
+        nreqs += m->pieces;
+    }
     if (!err && any) {
-        st->reqs = malloc(sizeof(MPI_Request) * (size_t)(st->nrecv + st->nsend + 1));
+        st->reqs = malloc(sizeof(MPI_Request) * (size_t)(nreqs + 1));
         st->done = malloc((size_t)(st->nrecv + st->nsend + st->nsources + 1));
         if (!st->reqs || !st->done) err = pc_error(PLANCOLL_ERR_NOMEM, "aggregated alltoallv requests");
-        for (int i = 0; !err && i < st->nrecv + st->nsend; i++) st->reqs[i] = MPI_REQUEST_NULL;
+        for (int i = 0; !err && i < nreqs; i++) st->reqs[i] = MPI_REQUEST_NULL;
     }
     st->put = any && plan->params.transport == 1 && N > 1;
     if (!err && st->put) err = pc_segwin_open(&st->w, L, st->seg, 0, st->first_flag);
@@ -438,7 +450,11 @@ static int open_receives(const struct plancoll_plan_s *plan, struct agg_state *s
             int err = pc_segwin_put_flag(&st->w, m->peer, st->N + st->a, st->seq);
             if (err) return err;
         } else {
-            PC_MPI_CHECK(MPI_Irecv(set + m->area, m->bytes, MPI_BYTE, m->peer, PC_TAG_AGGREGATED, plan->comm, &st->reqs[i]));
+            for (int k = 0; k < m->pieces; k++) {
+                int at = k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
+                PC_MPI_CHECK(MPI_Irecv(set + m->area + at, len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED, plan->comm,
+                                       &st->reqs[m->first + k]));
+            }
         }
     }
     return PLANCOLL_SUCCESS;
@@ -460,7 +476,11 @@ static int exchange(const struct plancoll_plan_s *plan, struct agg_state *st, ch
     if (!st->put)
         for (int i = 0; i < ns; i++) {
             const struct agg_msg *m = &st->send[i];
-            PC_MPI_CHECK(MPI_Isend(set + m->area, m->bytes, MPI_BYTE, m->peer, PC_TAG_AGGREGATED, plan->comm, &st->reqs[nr + i]));
+            for (int k = 0; k < m->pieces; k++) {
+                int at = k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
+                PC_MPI_CHECK(MPI_Isend(set + m->area + at, len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED, plan->comm,
+                                       &st->reqs[m->first + k]));
+            }
         }
     int err = unpack_node(plan, st, st->a, set, rbuf);
     if (err) return err;
@@ -482,8 +502,15 @@ static int exchange(const struct plancoll_plan_s *plan, struct agg_state *st, ch
                     ok = 1;
                 }
             } else {
-                PC_MPI_CHECK(MPI_Test(&st->reqs[i], &ok, MPI_STATUS_IGNORE));
-                if (ok && i < nr) pc_flag_post(arrival_flag(st, st->recv[i].node), st->seq);
+                const struct agg_msg *m = i < nr ? &st->recv[i] : &st->send[i - nr];
+                ok = 1;
+                for (int k = 0; k < m->pieces; k++) {
+                    int piece_done = 1;
+                    if (st->reqs[m->first + k] != MPI_REQUEST_NULL)
+                        PC_MPI_CHECK(MPI_Test(&st->reqs[m->first + k], &piece_done, MPI_STATUS_IGNORE));
+                    ok = ok && piece_done;
+                }
+                if (ok && i < nr) pc_flag_post(arrival_flag(st, m->node), st->seq);
             }
             if (ok) {
                 st->done[i] = 1;

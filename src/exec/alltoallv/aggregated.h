@@ -58,6 +58,28 @@ void pc_agg_rank_offsets(const struct pc_agg_nodes *g, int a, int t, const uint6
  * memory. */
 int pc_agg_assign(int N, int a, const uint64_t *pair, int l, uint64_t latency_bytes, int *send, int *recv);
 
+/* Point-to-point messages go in pieces of at most pc_agg_piece_bytes bytes, all posted at once: segments = k >= 1
+ * cuts a node-pair message into k near-equal pieces (1: one message, as in seed 001); segments = 0 (the default)
+ * cuts messages of up to PC_AGG_PIECE_LIMIT bytes into pieces of PC_AGG_PIECE bytes and leaves larger ones whole.
+ * Why: a message above the transport's eager limit goes by rendezvous, a round trip in which both ends must run;
+ * on an oversubscribed node each end waits for a scheduler turn (UCX over TCP here: 52 us for 4 KiB messages, about
+ * 200 us for 8 KiB), while pieces below the limit fly at once. Large messages amortise the round trip and keep
+ * rendezvous' single copy. The last piece may be shorter; none is empty. */
+#define PC_AGG_PIECE ((uint64_t)4096)
+#define PC_AGG_PIECE_LIMIT ((uint64_t)65536)
+static inline uint64_t pc_agg_piece_bytes(uint64_t bytes, int segments)
+{
+    if (bytes == 0) return 1;
+    if (segments <= 0) return bytes <= PC_AGG_PIECE_LIMIT && bytes > PC_AGG_PIECE ? PC_AGG_PIECE : bytes;
+    uint64_t k = (uint64_t)segments;
+    return (bytes + k - 1) / k;
+}
+static inline int pc_agg_pieces(uint64_t bytes, int segments)
+{
+    uint64_t q = pc_agg_piece_bytes(bytes, segments);
+    return (int)((bytes + q - 1) / q);
+}
+
 /* Leaders node x uses when `requested` are asked for: 0 means every rank of the node (balanced: each rank has at
  * most one message while 2 (N - 1) <= ppn); otherwise min(requested, ppn_x). */
 static inline int pc_agg_leaders(int requested, int ppn_x) { return requested <= 0 || requested > ppn_x ? ppn_x : requested; }
