@@ -72,6 +72,7 @@ struct plancoll_plan_s {
     int candidates;
     double setup_seconds;
     unsigned long long executions;
+    double first_execution_us; /* this rank's wall time of the plan's first execution; < 0 before it */
 };
 
 /* Address of element index `elem` of a buffer with type t. */

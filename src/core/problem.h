@@ -29,12 +29,17 @@ struct pc_problem {
     bool contiguous;          /* every rank's send and receive types are dense bytes (agreed at plan time) */
     /* alltoall: bytes per (source, destination) block */
     uint64_t block_bytes;
-    /* alltoallv: bytes sent and received, largest block and nonzero blocks sent: this rank's while the call is
-     * checked, then the maxima over all ranks once the ranks agree (plan.c), so estimates are rank-independent;
-     * and a hash of the whole count matrix (same on every rank) */
+    /* alltoallv: this rank's bytes sent and received and nonzero blocks sent; the largest block (this rank's
+     * while the call is checked, then the maximum over all ranks once the ranks agree, plan.c); and a hash of
+     * the whole count matrix (same on every rank) */
     uint64_t send_total_bytes, recv_total_bytes, max_block_bytes;
     uint64_t pattern_hash;
     int nonzero_sends;
+    /* alltoallv, agreed at plan time: maxima over ranks of send_total_bytes, recv_total_bytes, the bytes a rank
+     * sends to ranks on other nodes, and nonzero_sends. The same on every rank, so estimates built on them never
+     * make ranks choose differently under ESTIMATE (which does not communicate). */
+    uint64_t max_send_bytes, max_recv_bytes, max_offnode_bytes;
+    int max_nonzero_sends;
     /* allreduce */
     int count;
     uint64_t elem_bytes;

@@ -7,6 +7,7 @@
 extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native, pc_alltoall_bruck;
 extern const struct pc_algorithm pc_alltoall_leader, pc_alltoall_mpml, pc_alltoall_onmpml;
 extern const struct pc_algorithm pc_alltoall_pap;
+extern const struct pc_algorithm pc_alltoallv_aggregated;
 extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
 extern const struct pc_algorithm pc_alltoallv_padded_bruck, pc_alltoallv_twophase_bruck;
 extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
@@ -26,6 +27,7 @@ static const struct pc_algorithm *const registry[] = {
     &pc_alltoall_pap,
     &pc_alltoallv_padded_bruck,
     &pc_alltoallv_twophase_bruck,
+    &pc_alltoallv_aggregated,
 };
 
 int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }

@@ -84,7 +84,11 @@ void pc_flag_wait(const struct pc_layout *layout, _Atomic uint64_t *flag, uint64
 
 /* A node-shared data segment (MPI_Win_allocate_shared), shared by every plan of the communicator. A plan
  * that needs more than the current one makes a bigger one current; older ones live while plans use them.
- * Every plan using the data area must finish each execution with no rank still reading it. */
+ * Rules for plans using the data area: every execution claims the segment (pc_segment_claim) before touching the
+ * data area, and may write it only once no node rank still reads what an earlier execution left there: in
+ * general a node barrier first (every rank has finished its previous collective on this communicator); a plan
+ * whose previous execution was the segment's last claim knows its own protocol and may order its executions by
+ * its own synchronisation instead (alltoallv.aggregated: two buffer sets and one barrier per execution). */
 struct pc_segment {
     int refcount;
     MPI_Win win;
@@ -93,6 +97,7 @@ struct pc_segment {
     _Atomic uint64_t *flags;    /* flag area: nflags slots, one cache line each */
     int nflags;
     unsigned char *flag_used;   /* local bookkeeping, identical on node ranks (plans are made collectively) */
+    uint64_t last_user;         /* the data area's last claimant (pc_segment_claim), 0 for none */
 };
 
 /* Collective over the node: a segment of at least min_bytes data and nflags free flags; the largest request
@@ -101,6 +106,17 @@ int pc_segment_acquire(struct pc_layout *layout, size_t min_bytes, int nflags, s
                        int *first_flag);
 /* Collective over the node: returns the flags and drops the reference. */
 void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags);
+/* A fresh id for a user of segments' data areas (one per plan set-up), unique in this process. */
+uint64_t pc_segment_new_user(void);
+/* Records that user's execution is about to touch seg's data area; true when user was also the last to claim it
+ * (nobody else touched it since). The answer is the same on every node rank: a communicator's collectives run
+ * in the same order on all its ranks. */
+static inline bool pc_segment_claim(struct pc_segment *seg, uint64_t user)
+{
+    bool same = seg->last_user == user;
+    seg->last_user = user;
+    return same;
+}
 static inline _Atomic uint64_t *pc_segment_flag(struct pc_segment *seg, int index)
 {
     return (_Atomic uint64_t *)((char *)seg->flags + (size_t)index * PC_CACHELINE);

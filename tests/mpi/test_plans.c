@@ -1,6 +1,10 @@
 /* Plans as objects: several alive at once on one communicator and on sub-communicators, executed interleaved;
  * a plan that outlives its communicator; PLANCOLL_ALGORITHM affecting only its own collective; wisdom reuse
- * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents; many create/destroy cycles. */
+ * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents (the set-up in executions against the
+ * prediction, the first execution, the measurement); plans sharing the segment in repeated and alternating order;
+ * many create/destroy cycles. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +157,48 @@ static char *print_plan(plancoll_plan p)
     return text;
 }
 
+/* The set-up line of fprint_plan: "set-up      T ms = X executions (of E us, SOURCE)" with X > 0 and the source
+ * expected: the prediction before any execution, this rank's first execution after one, the planner's measurement
+ * once there is one. */
+static void check_setup_line(plancoll_plan p, const char *source, const char *when)
+{
+    char *t = print_plan(p);
+    const char *line = strstr(t, "  set-up      ");
+    double ms = -1, execs = -1, us = -1;
+    char what[32] = "";
+    int got = line ? sscanf(line, "  set-up      %lf ms = %lf executions (of %lf us, %31[^)])", &ms, &execs, &us, what) : 0;
+    TL_CHECK(got == 4, "%s: fprint_plan has no set-up line in executions:\n%s", when, t);
+    if (got == 4) {
+        TL_CHECK(ms > 0 && execs > 0 && us > 0, "%s: set-up %.3f ms = %.3f executions of %.3f us:\n%s", when, ms, execs, us, t);
+        TL_CHECK(fabs(execs - ms * 1e3 / us) <= 0.05 * execs + 0.05, "%s: %.3f ms / %.3f us is not %.1f executions", when,
+                 ms, us, execs);
+        TL_CHECK(strcmp(what, source) == 0, "%s: set-up counted against '%s', expected '%s':\n%s", when, what, source, t);
+    }
+    free(t);
+}
+
+static void setup_in_executions(void)
+{
+    struct a2a x;
+    a2a_make(&x, MPI_COMM_WORLD, 5, PLANCOLL_ESTIMATE);
+    if (x.plan) check_setup_line(x.plan, "predicted", "before any execution");
+    for (int it = 0; it < 2; it++) a2a_run(&x, it, "set-up line");
+    if (x.plan) check_setup_line(x.plan, "first execution", "after two executions");
+    a2a_free(&x);
+    plancoll_forget_wisdom();
+    struct ar y;
+    ar_make(&y, MPI_COMM_WORLD, 40, PLANCOLL_MEASURE);
+    ar_run(&y, 0, "set-up line");
+    if (y.plan) {
+        char *t = print_plan(y.plan);
+        bool measured = strstr(t, "  measured    not timed") == NULL;
+        free(t);
+        check_setup_line(y.plan, measured ? "measured" : "first execution", "MEASURE plan");
+    }
+    ar_free(&y);
+    plancoll_forget_wisdom();
+}
+
 static void forcing_and_wisdom(void)
 {
     /* an alltoall name does not affect allreduce plans */
@@ -255,6 +301,120 @@ static void heap_buffers(void)
     free(pr);
 }
 
+/* An alltoallv of ints on MPI_COMM_WORLD: rank s sends rank d cnt(s, d) elements (zeros included; symmetric
+ * in place), packed in rank order; element i is a2a_val(s, d, i, it). */
+struct a2av {
+    bool in_place;
+    int salt;
+    int *sc, *sd, *rc, *rd, *s, *d;
+    plancoll_plan plan;
+};
+
+static int a2av_cnt(const struct a2av *x, int s, int d)
+{
+    return x->in_place ? (s + d + x->salt) % 4 : (s * 7 + d * 3 + x->salt) % 5;
+}
+
+static void a2av_make(struct a2av *x, bool in_place, int salt)
+{
+    const int P = tl_size, r = tl_rank;
+    x->in_place = in_place;
+    x->salt = salt;
+    x->sc = malloc(sizeof(int) * 4 * (size_t)P);
+    x->sd = x->sc + P;
+    x->rc = x->sd + P;
+    x->rd = x->rc + P;
+    int st = 0, rt = 0;
+    for (int j = 0; j < P; j++) {
+        x->sc[j] = a2av_cnt(x, r, j);
+        x->sd[j] = st;
+        st += x->sc[j];
+        x->rc[j] = a2av_cnt(x, j, r);
+        x->rd[j] = rt;
+        rt += x->rc[j];
+    }
+    x->s = malloc(sizeof(int) * (size_t)(st + 1));
+    x->d = malloc(sizeof(int) * (size_t)(rt + 1));
+    x->plan = NULL;
+    TL_OK(plancoll_plan_alltoallv(in_place ? MPI_IN_PLACE : (void *)x->s, x->sc, x->sd, MPI_INT, x->d, x->rc, x->rd,
+                                  MPI_INT, MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &x->plan));
+}
+
+static void a2av_fill(struct a2av *x, int it)
+{
+    int *out = x->in_place ? x->d : x->s;
+    for (int j = 0; j < tl_size; j++)
+        for (int i = 0; i < x->sc[j]; i++) out[x->sd[j] + i] = a2a_val(tl_rank, j, i, it);
+}
+
+static void a2av_check(struct a2av *x, int it, const char *what)
+{
+    for (int j = 0; j < tl_size; j++)
+        for (int i = 0; i < x->rc[j]; i++)
+            if (x->d[x->rd[j] + i] != a2a_val(j, tl_rank, i, it)) {
+                TL_CHECK(0, "%s it=%d: from %d element %d is %d, expected %d", what, it, j, i, x->d[x->rd[j] + i],
+                         a2a_val(j, tl_rank, i, it));
+                return;
+            }
+    tl_checks++;
+}
+
+static void a2av_free(struct a2av *x)
+{
+    if (x->plan) TL_OK(plancoll_destroy_plan(&x->plan));
+    free(x->sc);
+    free(x->s);
+    free(x->d);
+}
+
+/* Plans sharing the communicator's segment: two aggregated alltoallv plans (one in place) and a node-aware alltoall
+ * (which stages through the same data area), run in an order that repeats a plan (the aggregated plan may then skip
+ * its barrier before packing) and alternates them (it may not), with execute_buffers in between; results checked
+ * after every execution. */
+static void shared_segment(void)
+{
+    tl_force("alltoallv.aggregated,alltoall.mpml:leaders=2");
+    struct a2av v[2];
+    a2av_make(&v[0], false, 1);
+    a2av_make(&v[1], true, 2);
+    struct a2a w;
+    a2a_make(&w, MPI_COMM_WORLD, 9, PLANCOLL_ESTIMATE);
+    tl_force(NULL);
+    if (v[0].plan) TL_CHECK(strcmp(plancoll_plan_algorithm(v[0].plan), "alltoallv.aggregated") == 0, "ran %s",
+                            plancoll_plan_algorithm(v[0].plan));
+    const char *order = "0001101w0w11w100w";
+    for (int k = 0; order[k]; k++) {
+        int it = 100 + k;
+        if (order[k] == 'w') {
+            a2a_run(&w, it, "node-aware alltoall between aggregated plans");
+            continue;
+        }
+        struct a2av *x = &v[order[k] - '0'];
+        if (!x->plan) continue;
+        a2av_fill(x, it);
+        if (k == 5 && !x->in_place) {
+            /* other buffers (the layout comes from the counts): fresh copies, then the planned ones are untouched */
+            int *s2 = malloc(sizeof(int) * (size_t)(x->sd[tl_size - 1] + x->sc[tl_size - 1] + 1));
+            int *d2 = malloc(sizeof(int) * (size_t)(x->rd[tl_size - 1] + x->rc[tl_size - 1] + 1));
+            memcpy(s2, x->s, sizeof(int) * (size_t)(x->sd[tl_size - 1] + x->sc[tl_size - 1]));
+            TL_OK(plancoll_execute_buffers(x->plan, s2, d2));
+            int *keep = x->d;
+            x->d = d2;
+            a2av_check(x, it, "aggregated alltoallv, execute_buffers");
+            x->d = keep;
+            free(s2);
+            free(d2);
+        } else {
+            TL_OK(plancoll_execute(x->plan));
+            a2av_check(x, it, x->in_place ? "aggregated alltoallv in place, sharing the segment"
+                                          : "aggregated alltoallv, sharing the segment");
+        }
+    }
+    a2a_free(&w);
+    a2av_free(&v[1]);
+    a2av_free(&v[0]);
+}
+
 static void many_cycles(void)
 {
     for (int k = 0; k < 60; k++) {
@@ -271,7 +431,9 @@ int main(int argc, char **argv)
     several_plans_and_subcomms();
     plan_outlives_comm();
     forcing_and_wisdom();
+    setup_in_executions();
     heap_buffers();
+    shared_segment();
     many_cycles();
     return tl_finish();
 }

@@ -79,9 +79,9 @@ static struct pc_problem a2a(int P, uint64_t m)
 static struct pc_problem a2av(int P, int nz, uint64_t bytes)
 {
     struct pc_problem p = shape(PC_ALLTOALLV, P);
-    p.nonzero_sends = nz;
-    p.send_total_bytes = bytes;
-    p.recv_total_bytes = bytes;
+    p.nonzero_sends = p.max_nonzero_sends = nz;
+    p.send_total_bytes = p.max_send_bytes = bytes;
+    p.recv_total_bytes = p.max_recv_bytes = bytes;
     return p;
 }
 
@@ -183,7 +183,7 @@ static void test_alltoallv_padded_bruck(void **state)
 {
     (void)state;
     struct pc_problem p = a2av(8, 7, 500);
-    p.recv_total_bytes = 600;
+    p.recv_total_bytes = p.max_recv_bytes = 600;
     p.max_block_bytes = 100;
     EXPECT("alltoallv.padded_bruck", &p, 3.59);          /* 3 (1 + 4*100*0.0004) + 1100*0.0001 = 3.48 + 0.11 */
     EXPECT_RADIX("alltoallv.padded_bruck", &p, 4, 4.51); /* 4 + 10*100*0.0004 + 0.11 */
@@ -214,6 +214,87 @@ static void test_alltoallv_twophase_bruck(void **state)
     EXPECT("alltoallv.twophase_bruck", &p, 0.0064); /* the block to itself */
     p = a2av(8, 0, 0);
     EXPECT("alltoallv.twophase_bruck", &p, 0.0); /* nothing to send: no step sends a message */
+}
+
+/* alltoallv/aggregated.c: 2 alpha + (S + R) c + [N > 1, O > 0] (ceil(2 (N-1) / l) alpha (1 + put) + ppn O beta),
+ * S, R, O the busiest rank's bytes sent, received and sent off-node, l the smallest node's leaders (0: all). */
+static struct pc_problem a2av_nodes(int N, int min_ppn, int max_ppn, int P, uint64_t S, uint64_t R, uint64_t O)
+{
+    struct pc_problem p = shape(PC_ALLTOALLV, P);
+    p.shape.nnodes = N;
+    p.shape.min_ppn = min_ppn;
+    p.shape.max_ppn = max_ppn;
+    p.send_total_bytes = p.max_send_bytes = S;
+    p.recv_total_bytes = p.max_recv_bytes = R;
+    p.max_offnode_bytes = O;
+    p.nonzero_sends = p.max_nonzero_sends = P - 1;
+    return p;
+}
+
+static double estimate_with(const char *name, const struct pc_problem *p, int leaders, int transport)
+{
+    const struct pc_algorithm *a = pc_registry_get(pc_registry_find(name));
+    struct pc_machine_model m;
+    hand_model(&m);
+    struct pc_params params;
+    memset(&params, 0, sizeof params);
+    params.leaders = leaders;
+    params.transport = transport;
+    return a->estimate(p, &params, &m);
+}
+
+#define EXPECT_WITH(name, prob, leaders, transport, want)                                                        \
+    do {                                                                                                         \
+        double got_ = estimate_with(name, prob, leaders, transport), want_ = (want);                             \
+        if (fabs(got_ - want_) > 1e-9 * (1 + fabs(want_)))                                                       \
+            fail_msg("%s leaders=%d transport=%d: estimate %.6f us, by hand %.6f us", name, leaders, transport, got_, \
+                     want_);                                                                                     \
+    } while (0)
+
+static void test_alltoallv_aggregated(void **state)
+{
+    (void)state;
+    const char *a = "alltoallv.aggregated";
+    struct pc_problem p = a2av_nodes(1, 8, 8, 8, 8000, 8000, 0);
+    EXPECT(a, &p, 3.6); /* one node: 2 + 16000 * 0.0001 */
+    p = a2av_nodes(2, 4, 4, 8, 8000, 8000, 4000);
+    EXPECT(a, &p, 7.8);                   /* 2 + 1.6 + ceil(2/4) 1 + 4 * 4000 * 0.0002 = 2 + 1.6 + 1 + 3.2 */
+    EXPECT_WITH(a, &p, 1, 0, 8.8);        /* one leader: ceil(2/1) = 2 start-ups */
+    EXPECT_WITH(a, &p, 1, 1, 10.8);       /* Put doubles them: 4 */
+    EXPECT_WITH(a, &p, 9, 0, 7.8);        /* more leaders than ranks: all of them */
+    p = a2av_nodes(8, 8, 8, 64, 64000, 64000, 56000);
+    EXPECT(a, &p, 106.4);                 /* 2 + 12.8 + ceil(14/8) 2 + 8 * 56000 * 0.0002 = 89.6 */
+    EXPECT_WITH(a, &p, 2, 0, 111.4);      /* ceil(14/2) = 7 start-ups */
+    p = a2av_nodes(2, 3, 4, 7, 700, 700, 400);
+    EXPECT(a, &p, 3.46);                  /* uneven: l = 3 (smallest node): 2 + 0.14 + 1 + 4 * 400 * 0.0002 */
+    p = a2av_nodes(3, 4, 4, 12, 1200, 1200, 0);
+    EXPECT(a, &p, 2.24);                  /* nothing leaves a node: 2 + 2400 * 0.0001 */
+    p = a2av_nodes(2, 4, 4, 8, 0, 0, 0);
+    EXPECT(a, &p, 0.0);
+}
+
+/* Its candidates: one on a single node; leaders balanced and 1 (2 when it differs from balanced), point-to-point,
+ * and Put too unless a host is oversubscribed. */
+static void test_alltoallv_aggregated_variants(void **state)
+{
+    (void)state;
+    const struct pc_algorithm *a = pc_registry_get(pc_registry_find("alltoallv.aggregated"));
+    struct pc_params v[PC_MAX_VARIANTS];
+    struct pc_problem p = a2av_nodes(1, 8, 8, 8, 8000, 8000, 0);
+    assert_int_equal(a->variants(&p, v, PC_MAX_VARIANTS), 1);
+    p = a2av_nodes(2, 4, 4, 8, 8000, 8000, 4000);
+    p.shape.oversubscribed = false;
+    assert_int_equal(a->variants(&p, v, PC_MAX_VARIANTS), 4); /* 2 leaders = balanced with 2 messages a node */
+    assert_int_equal(v[0].leaders, 0);
+    assert_int_equal(v[1].leaders, 1);
+    assert_int_equal(v[2].transport, 1);
+    p.shape.oversubscribed = true;
+    assert_int_equal(a->variants(&p, v, PC_MAX_VARIANTS), 2);
+    assert_int_equal(v[1].transport, 0);
+    p = a2av_nodes(3, 4, 4, 12, 1200, 1200, 800);
+    p.shape.oversubscribed = false;
+    assert_int_equal(a->variants(&p, v, PC_MAX_VARIANTS), 6);
+    assert_int_equal(v[2].leaders, 2);
 }
 
 /* recursive_doubling.c: lg(pof2)(alpha + n beta + n gamma), plus 2 (alpha + n beta) + n gamma for the fold
@@ -301,7 +382,9 @@ static void test_sweep_sane(void **state)
                 p.block_bytes = bytes;
                 p.send_total_bytes = p.recv_total_bytes = bytes * (uint64_t)P;
                 p.max_block_bytes = bytes;
-                p.nonzero_sends = P - 1;
+                p.max_send_bytes = p.max_recv_bytes = p.send_total_bytes;
+                p.max_offnode_bytes = 0;
+                p.nonzero_sends = p.max_nonzero_sends = P - 1;
                 p.count = (int)bytes;
                 double t = a->estimate(&p, &params, &m);
                 if (!(isfinite(t) && t >= 0)) fail_msg("%s P=%d bytes=%llu: %g", a->name, P, (unsigned long long)bytes, t);
@@ -325,6 +408,8 @@ int main(void)
         cmocka_unit_test(test_alltoall_bruck),
         cmocka_unit_test(test_alltoallv_padded_bruck),
         cmocka_unit_test(test_alltoallv_twophase_bruck),
+        cmocka_unit_test(test_alltoallv_aggregated),
+        cmocka_unit_test(test_alltoallv_aggregated_variants),
         cmocka_unit_test(test_allreduce_recursive_doubling_pof2),
         cmocka_unit_test(test_allreduce_recursive_doubling_non_pof2),
         cmocka_unit_test(test_allreduce_rabenseifner_pof2),

@@ -16,38 +16,7 @@
 
 #include "exec/alltoall/node_aware.h"
 
-#define MAXP 64
-
-struct shape {
-    int P, N;
-    int node_of[MAXP], local_of[MAXP], sizes[MAXP], ranks[MAXP][MAXP];
-};
-
-/* Nodes numbered by their first rank, as the layout does. */
-static void make_shape(struct shape *s, int P, int K, int block)
-{
-    memset(s, 0, sizeof *s);
-    s->P = P;
-    int raw[MAXP], map[MAXP];
-    for (int r = 0; r < P; r++) {
-        int q = P / K, extra = P % K; /* blocks: the first `extra` nodes hold one more */
-        if (block) {
-            int k = 0, start = 0;
-            while (r >= start + q + (k < extra)) start += q + (k < extra), k++;
-            raw[r] = k;
-        } else {
-            raw[r] = r % K;
-        }
-    }
-    for (int k = 0; k < K; k++) map[k] = -1;
-    for (int r = 0; r < P; r++) {
-        if (map[raw[r]] < 0) map[raw[r]] = s->N++;
-        int n = map[raw[r]];
-        s->node_of[r] = n;
-        s->local_of[r] = s->sizes[n];
-        s->ranks[n][s->sizes[n]++] = r;
-    }
-}
+#include "node_shapes.h"
 
 static void simulate(const struct shape *s, int l)
 {

@@ -39,6 +39,7 @@
 #include "../../shm/heap.h"
 #include "../../shm/layout.h"
 #include "../../shm/wait.h"
+#include "../seg_window.h"
 
 #define PC_TAG_NODE_AWARE (PC_TAG_ALLTOALL + 10)
 
@@ -66,10 +67,8 @@ struct na_state {
     MPI_Datatype *send_type;
     MPI_Request *reqs;     /* [nrecv + nsend]: receives first */
     uint64_t seq;
-    /* Put transport */
-    MPI_Win win;
-    MPI_Aint *r_disp, *flag_disp; /* [P] where each rank's R area and flag area sit in its window */
-    uint64_t seq_out;             /* source buffer of credit and arrival puts */
+    uint64_t user; /* this plan's claim on the segment's data area */
+    struct pc_seg_window w; /* Put transport: data_disp points at each rank's R area */
 };
 
 struct pc_na_config pc_na_config_of(enum pc_na_form form, const struct pc_params *p)
@@ -136,38 +135,10 @@ static int build_send_type(const struct pc_layout *L, struct na_state *st, int d
     return PLANCOLL_SUCCESS;
 }
 
-static _Atomic uint64_t *arrival_flag(const struct na_state *st, int s);
-
 /* Where R[s] starts in node d's R area, in bytes (the formula the owner used for its own r_off). */
 static size_t remote_r_offset(const struct pc_layout *L, const struct na_state *st, int d, int s)
 {
     return pc_na_r_offset_blocks(L->node_sizes, d, s) * st->m;
-}
-
-/* The whole segment (flags, then data) in a window over plancoll's communicator; every rank learns where every
- * rank's R area and flag slots sit in its window. */
-static int setup_window(struct plancoll_plan_s *plan, struct na_state *st)
-{
-    const struct pc_layout *L = plan->layout;
-    char *base = (char *)st->seg->flags;
-    MPI_Aint bytes = (MPI_Aint)((size_t)st->seg->nflags * PC_CACHELINE + st->seg->size);
-    PC_MPI_CHECK(MPI_Win_create(base, bytes, 1, MPI_INFO_NULL, plan->comm, &st->win));
-    PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->win));
-    st->r_disp = malloc(sizeof(MPI_Aint) * 2 * (size_t)L->size);
-    if (!st->r_disp) return pc_error(PLANCOLL_ERR_NOMEM, "window displacements");
-    st->flag_disp = st->r_disp + L->size;
-    MPI_Aint mine[2] = {(MPI_Aint)(st->R - base), (MPI_Aint)((char *)arrival_flag(st, 0) - base)};
-    MPI_Aint *all = malloc(sizeof(MPI_Aint) * 2 * (size_t)L->size);
-    if (!all) return pc_error(PLANCOLL_ERR_NOMEM, "window displacements");
-    MPI_Request req;
-    int rc = MPI_Iallgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, plan->comm, &req);
-    int err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (window)");
-    for (int r = 0; !err && r < L->size; r++) {
-        st->r_disp[r] = all[2 * r];
-        st->flag_disp[r] = all[2 * r + 1];
-    }
-    free(all);
-    return err;
 }
 
 int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
@@ -178,6 +149,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     plan->impl = st;
     st->cfg = *cfg;
     st->block = MPI_DATATYPE_NULL;
+    pc_segwin_init(&st->w);
     st->N = L->nnodes;
     st->n = L->node_id;
     st->ppn = L->node_size;
@@ -217,6 +189,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     size_t d_bytes = sizeof(struct row_desc) * (size_t)st->ppn;
     int err = pc_segment_acquire(L, d_bytes + s_bytes + r_bytes, st->nflags, &st->seg, &st->first_flag);
     if (err) return err;
+    st->user = pc_segment_new_user();
     st->desc = (struct row_desc *)st->seg->base;
     st->S = st->seg->base + d_bytes;
     st->R = st->S + s_bytes;
@@ -228,7 +201,6 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->recv_node = malloc(sizeof(int) * (size_t)st->N);
     st->send_offset = malloc(sizeof(int) * (size_t)st->N);
     st->send_type = malloc(sizeof(MPI_Datatype) * (size_t)st->N);
-    st->win = MPI_WIN_NULL;
     st->reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)st->N);
     if (!st->send_node || !st->recv_node || !st->send_offset || !st->send_type || !st->reqs)
         return pc_error(PLANCOLL_ERR_NOMEM, "node-aware schedule");
@@ -243,7 +215,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
             st->nsend++;
             if (err) return err;
         }
-    if (cfg->put && st->N > 1) return setup_window(plan, st);
+    if (cfg->put && st->N > 1) return pc_segwin_open(&st->w, L, st->seg, (size_t)(st->R - st->seg->base), st->first_flag);
     return PLANCOLL_SUCCESS;
 }
 
@@ -255,11 +227,7 @@ void pc_na_teardown(struct plancoll_plan_s *plan)
         for (int i = 0; i < st->nsend; i++)
             if (st->send_type[i] != MPI_DATATYPE_NULL) MPI_Type_free(&st->send_type[i]);
     if (st->block != MPI_DATATYPE_NULL) MPI_Type_free(&st->block);
-    if (st->win != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(st->win);
-        MPI_Win_free(&st->win);
-    }
-    free(st->r_disp);
+    pc_segwin_close(&st->w);
     if (st->seg) pc_segment_release(st->seg, st->first_flag, st->nflags);
     free(st->leader_rank);
     free(st->r_off);
@@ -367,34 +335,6 @@ static _Atomic uint64_t *credit_flag(const struct na_state *st, int d)
     return pc_segment_flag(st->seg, st->first_flag + st->N + st->ppn + d);
 }
 
-/* Keeps RMA moving on transports that apply puts only inside MPI calls. */
-static void rma_progress(const struct plancoll_plan_s *plan, const struct na_state *st)
-{
-    int flag;
-    MPI_Win_sync(st->win);
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, plan->comm, &flag, MPI_STATUS_IGNORE);
-}
-
-struct poke_ctx {
-    const struct plancoll_plan_s *plan;
-    const struct na_state *st;
-};
-static void poke(void *arg)
-{
-    const struct poke_ctx *c = arg;
-    rma_progress(c->plan, c->st);
-}
-
-/* Puts the 8-byte sequence number into slot `index` of rank target's flag area, flushed. */
-static int put_flag(struct na_state *st, int target, int index)
-{
-    st->seq_out = st->seq;
-    PC_MPI_CHECK(MPI_Put(&st->seq_out, 1, MPI_UINT64_T, target, st->flag_disp[target] + (MPI_Aint)index * PC_CACHELINE, 1,
-                         MPI_UINT64_T, st->win));
-    PC_MPI_CHECK(MPI_Win_flush(target, st->win));
-    return PLANCOLL_SUCCESS;
-}
-
 /* Receiving side, at the start of an execution: post receives, or grant the senders a credit. */
 static int post_receives(const struct plancoll_plan_s *plan, struct na_state *st)
 {
@@ -403,7 +343,7 @@ static int post_receives(const struct plancoll_plan_s *plan, struct na_state *st
         int s = st->recv_node[i], peer = st->leader_rank[s * st->l + st->leader_index];
         if (st->cfg.put) {
             /* credits live after the arrival and progress flags: index N + ppn_s + (this node) */
-            int err = put_flag(st, peer, st->N + L->node_sizes[s] + st->n);
+            int err = pc_segwin_put_flag(&st->w, peer, st->N + L->node_sizes[s] + st->n, st->seq);
             if (err) return err;
         } else {
             PC_MPI_CHECK(MPI_Irecv(st->R + st->r_off[s], L->node_sizes[s] * st->ppn, st->block, peer, PC_TAG_NODE_AWARE,
@@ -425,10 +365,10 @@ static int try_send(const struct plancoll_plan_s *plan, struct na_state *st, int
     }
     if (atomic_load_explicit(credit_flag(st, d), memory_order_acquire) < st->seq) return PLANCOLL_SUCCESS;
     const struct pc_layout *L = plan->layout;
-    MPI_Aint disp = st->r_disp[peer] + (MPI_Aint)remote_r_offset(L, st, d, st->n);
-    PC_MPI_CHECK(MPI_Put(st->S, 1, st->send_type[i], peer, disp, st->ppn * L->node_sizes[d], st->block, st->win));
-    PC_MPI_CHECK(MPI_Win_flush(peer, st->win)); /* the blocks are in place before the flag says so */
-    int err = put_flag(st, peer, st->n);
+    MPI_Aint disp = st->w.data_disp[peer] + (MPI_Aint)remote_r_offset(L, st, d, st->n);
+    PC_MPI_CHECK(MPI_Put(st->S, 1, st->send_type[i], peer, disp, st->ppn * L->node_sizes[d], st->block, st->w.win));
+    PC_MPI_CHECK(MPI_Win_flush(peer, st->w.win)); /* the blocks are in place before the flag says so */
+    int err = pc_segwin_put_flag(&st->w, peer, st->n, st->seq);
     if (err) return err;
     st->reqs[st->nrecv + i] = MPI_REQUEST_NULL;
     *started = 1;
@@ -436,11 +376,11 @@ static int try_send(const struct plancoll_plan_s *plan, struct na_state *st, int
 }
 
 /* Receiving leader: 1 in *landed when receive i is complete (and its arrival flag is up). */
-static int poll_receive(const struct plancoll_plan_s *plan, struct na_state *st, int i, int *landed)
+static int poll_receive(struct na_state *st, int i, int *landed)
 {
     if (st->cfg.put) {
         *landed = atomic_load_explicit(arrival_flag(st, st->recv_node[i]), memory_order_acquire) >= st->seq;
-        if (!*landed) rma_progress(plan, st);
+        if (!*landed) pc_segwin_progress(&st->w);
         return PLANCOLL_SUCCESS;
     }
     PC_MPI_CHECK(MPI_Test(&st->reqs[i], landed, MPI_STATUS_IGNORE));
@@ -479,7 +419,7 @@ static int complete_exchange(struct plancoll_plan_s *plan, struct na_state *st)
         for (int i = 0; i < st->nrecv; i++) {
             if (landed[i]) continue;
             int ok;
-            int err = poll_receive(plan, st, i, &ok);
+            int err = poll_receive(st, i, &ok);
             if (err) return err;
             if (ok) {
                 landed[i] = 1;
@@ -488,7 +428,7 @@ static int complete_exchange(struct plancoll_plan_s *plan, struct na_state *st)
             }
         }
         if (!moved) {
-            rma_progress(plan, st);
+            pc_segwin_progress(&st->w);
             pc_waiter_pause(&w);
         }
     }
@@ -563,7 +503,7 @@ static int execute_overlapped(struct plancoll_plan_s *plan, struct na_state *st,
             if (done[i]) continue;
             int flag = 0;
             if (is_recv) {
-                if ((err = poll_receive(plan, st, i, &flag))) return err;
+                if ((err = poll_receive(st, i, &flag))) return err;
             } else {
                 PC_MPI_CHECK(MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
             }
@@ -595,7 +535,7 @@ static int execute_overlapped(struct plancoll_plan_s *plan, struct na_state *st,
             moved = true;
         }
         if (!moved) {
-            if (st->cfg.put && st->leader_index >= 0) rma_progress(plan, st);
+            if (st->cfg.put && st->leader_index >= 0) pc_segwin_progress(&st->w);
             pc_waiter_pause(&w);
         }
     }
@@ -610,15 +550,12 @@ int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     struct send_side ss = {plan->in_place ? rbuf : sbuf, plan->in_place ? &plan->rtype : &plan->stype,
                            plan->in_place ? plan->recvcount : plan->sendcount};
     /* A Put target must keep MPI progressing even while it waits on shared memory. */
-    struct poke_ctx pc = {plan, st};
-    if (st->win != MPI_WIN_NULL) {
-        plan->layout->poke = poke;
-        plan->layout->poke_ctx = &pc;
-    }
+    pc_segwin_poke_begin(plan->layout, &st->w);
     /* Nobody may still read the data area: every plan of the communicator shares it. */
+    pc_segment_claim(st->seg, st->user);
     pc_node_barrier(plan->layout);
     int err = st->cfg.overlap ? execute_overlapped(plan, st, &ss, rbuf) : execute_phased(plan, st, &ss, rbuf);
-    plan->layout->poke = NULL;
+    pc_segwin_poke_end(plan->layout);
     if (err) return err;
     /* Rows read from heap buffers: their owners may not return (and reuse them) before every reader is done. */
     for (int i = 0; i < st->ppn; i++)

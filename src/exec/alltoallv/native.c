@@ -41,7 +41,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return (p->shape.nranks - 1) * m->alpha_us + (double)p->send_total_bytes * m->beta_us_per_b;
+    return (p->shape.nranks - 1) * m->alpha_us + (double)p->max_send_bytes * m->beta_us_per_b; /* busiest rank */
 }
 
 const struct pc_algorithm pc_alltoallv_native = {

@@ -47,7 +47,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     double M = (double)p->max_block_bytes;
     if (M == 0) return 0.0;
     return pc_bruck_steps_cost(P, pc_bruck_radix(params, P), M, mm) +
-           (double)(p->send_total_bytes + p->recv_total_bytes) * mm->copy_us_per_b;
+           (double)(p->max_send_bytes + p->max_recv_bytes) * mm->copy_us_per_b;
 }
 
 const struct pc_algorithm pc_alltoallv_padded_bruck = {

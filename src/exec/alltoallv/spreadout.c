@@ -1,7 +1,7 @@
 /* alltoallv.spreadout: every receive is posted, then every send, in the order (r+i) mod P so that ranks do not
  * all hit the same destination at once; zero-byte blocks are not sent at all (the baseline of seeds 001 and
  * 002, and the reference for sparse patterns). In place, the outgoing blocks are first packed into a plan-time
- * scratch. Cost: nz (alpha + o) + bytes beta, nz = nonzero blocks sent. */
+ * scratch. Cost: nz (alpha + o) + bytes beta, nz = nonzero blocks sent, both of the busiest rank. */
 #include <stdlib.h>
 
 #include "../../core/plan.h"
@@ -96,7 +96,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return p->nonzero_sends * m->alpha_us + (double)p->send_total_bytes * m->beta_us_per_b;
+    /* the busiest rank's figures (agreed maxima): every rank must predict the same */
+    return p->max_nonzero_sends * m->alpha_us + (double)p->max_send_bytes * m->beta_us_per_b;
 }
 
 const struct pc_algorithm pc_alltoallv_spreadout = {

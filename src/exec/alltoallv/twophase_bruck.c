@@ -164,8 +164,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
 {
     const int P = p->shape.nranks;
-    if (p->send_total_bytes == 0) return 0.0;
-    double b = (double)p->send_total_bytes / P;
+    if (p->max_send_bytes == 0) return 0.0;
+    double b = (double)p->max_send_bytes / P;
     return pc_bruck_steps_cost(P, pc_bruck_radix(params, P), b, mm) + (p->in_place ? 0.0 : b * mm->copy_us_per_b);
 }
 
