@@ -93,7 +93,22 @@ struct pc_segment {
     _Atomic uint64_t *flags;    /* flag area: nflags slots, one cache line each */
     int nflags;
     unsigned char *flag_used;   /* local bookkeeping, identical on node ranks (plans are made collectively) */
+    uint64_t user;              /* the plan that used the data area last (pc_segment_switch_user) */
 };
+
+/* A plan whose flag protocol keeps its own back-to-back executions safe need not pass a node barrier before
+ * writing the data area, unless another plan used the area since: that plan's readers may not be done yet.
+ * Every plan that uses the data area calls this at the start of each execution with its token (0: a plan that
+ * always starts with a node barrier); true means another plan used it last. Ranks of a node execute the plans
+ * of a communicator in the same order, so every node rank gets the same answer. */
+static inline bool pc_segment_switch_user(struct pc_segment *seg, uint64_t user)
+{
+    bool other = seg->user != user;
+    seg->user = user;
+    return other;
+}
+/* A token for pc_segment_switch_user, unique in this process and never 0. */
+uint64_t pc_segment_user_token(void);
 
 /* Collective over the node: a segment of at least min_bytes data and nflags free flags; the largest request
  * of the node wins. Adds a reference. *first_flag receives the first of nflags consecutive flag slots. */

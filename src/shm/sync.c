@@ -25,6 +25,12 @@ void pc_node_barrier(struct pc_layout *L)
     for (int i = 0; i < L->node_size; i++) pc_flag_wait(L, &L->ctl[i].barrier_seq, seq);
 }
 
+uint64_t pc_segment_user_token(void)
+{
+    static uint64_t last;
+    return ++last;
+}
+
 static void segment_free(struct pc_segment *seg)
 {
     MPI_Win_unlock_all(seg->win);

@@ -616,6 +616,7 @@ int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
         plan->layout->poke_ctx = &pc;
     }
     /* Nobody may still read the data area: every plan of the communicator shares it. */
+    (void)pc_segment_switch_user(st->seg, 0);
     pc_node_barrier(plan->layout);
     int err = st->cfg.overlap ? execute_overlapped(plan, st, &ss, rbuf) : execute_phased(plan, st, &ss, rbuf);
     plan->layout->poke = NULL;
