@@ -9,6 +9,7 @@ extern const struct pc_algorithm pc_alltoall_leader, pc_alltoall_mpml, pc_alltoa
 extern const struct pc_algorithm pc_alltoall_pap;
 extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
 extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
+extern const struct pc_algorithm pc_allreduce_leader, pc_allreduce_dpml, pc_allreduce_dpml_pipelined;
 
 static const struct pc_algorithm *const registry[] = {
     &pc_alltoall_pairwise,
@@ -23,6 +24,9 @@ static const struct pc_algorithm *const registry[] = {
     &pc_alltoall_mpml,
     &pc_alltoall_onmpml,
     &pc_alltoall_pap,
+    &pc_allreduce_leader,
+    &pc_allreduce_dpml,
+    &pc_allreduce_dpml_pipelined,
 };
 
 int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }
