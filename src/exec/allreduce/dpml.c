@@ -4,8 +4,8 @@
  * the l leaders reduce their partitions at once, leader j runs the inter-node allreduce of partition j with
  * leader j of the other nodes, and every rank copies all partitions back. Parameters: leaders (1 .. smallest
  * node, larger requests clamped), placement (first, numa), inter (rd, rsag, mpi). Engine dpml_common.c with
- * no pipeline; cost (seed 004 eq. 7, eq. 3 corrected to one leader's share):
- *   2 l (alpha + copy n/l) + (ppn - 1)(n/l) gamma + T_inter(h, n/l). */
+ * no pipeline; cost (seed 004 eq. 7, eq. 3 corrected to one leader's share, see dpml_common.c):
+ *   (l or l-1 when l = ppn)(alpha + copy n/l) + l (alpha + copy n/l) + (ppn - 1)(n/l) gamma + T_inter(h, n/l). */
 #include "dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

@@ -29,14 +29,16 @@
  * execution, a node barrier comes first (pc_segment_switch_user).
  *
  * Cost (seed 004 eq. 2-7; a' = alpha and b' = copy of the model, h nodes, the largest node's ppn):
- *   T_copy = T_bcast = l (alpha + copy n/l)                       (eq. 2 and 6)
+ *   T_bcast = l (alpha + copy n/l)                                (eq. 6)
+ *   T_copy  = l (alpha + copy n/l), or (l-1)(alpha + copy n/l) when every rank leads (l = ppn: a leader keeps
+ *             its own partition, which eq. 2 charges anyway)
  *   T_comp = (ppn - 1) (n/l) gamma                                (eq. 3 as printed, (p/(h l) - 1) n c, charges a
  *                                                                  leader the whole vector; it reduces only n/l)
  *   T_comm = k T_inter(h, n/(l k))   (rd: ceil(lg h)(alpha k + n beta/l + n gamma/l), eq. 4-5; rsag and mpi: the
  *                                     formulas of rabenseifner.c and native.c)
- *   k = 1: T = 2 T_copy + T_comp + T_comm                         (eq. 7)
- *   k > 1: T = 2 T_copy + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's reduction cannot
- *                                                                  overlap; the rest overlaps the exchanges) */
+ *   k = 1: T = T_copy + T_bcast + T_comp + T_comm                 (eq. 7)
+ *   k > 1: T = T_copy + T_bcast + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's reduction
+ *                                                                  cannot overlap; the rest overlaps the exchanges) */
 #include "dpml_common.h"
 
 #include <stdlib.h>
@@ -173,12 +175,14 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
     if (p->shape.nranks <= 1) return 0;
     double n = (double)p->count * (double)p->elem_bytes, h = p->shape.nnodes, ppn = p->shape.max_ppn;
     double l = pc_dpml_leaders_used(p, cfg->leaders), k = cfg->segments < 1 ? 1 : cfg->segments;
-    double t_copy = l * (m->alpha_us + m->copy_us_per_b * n / l);
+    /* a non-leader hands over all l partitions; when every rank leads, each keeps its own */
+    double handed = l < ppn ? l : l - 1;
+    double t_copy = handed * (m->alpha_us + m->copy_us_per_b * n / l), t_bcast = l * (m->alpha_us + m->copy_us_per_b * n / l);
     double t_comp = (ppn - 1) * (n / l) * m->gamma_us_per_b;
     double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), m) : 0;
-    if (k == 1) return 2 * t_copy + t_comp + t_comm;
+    if (k == 1) return t_copy + t_bcast + t_comp + t_comm;
     double rest = t_comp * (k - 1) / k;
-    return 2 * t_copy + t_comp / k + (rest > t_comm ? rest : t_comm);
+    return t_copy + t_bcast + t_comp / k + (rest > t_comm ? rest : t_comm);
 }
 
 /* ---- set-up ---------------------------------------------------------------------------------------------- */

@@ -3,7 +3,7 @@
  * plancoll_malloc buffers in place), the leader reduces them in node-rank order, runs the inter-node allreduce
  * with the other nodes' leaders, and every rank copies the result back. Parameter: inter (the leaders'
  * allreduce: rd, rsag or mpi). Engine dpml_common.c with l = 1 and no pipeline; cost (seed 004 eq. 7 at l = 1):
- *   2 (alpha + copy n) + (ppn - 1) n gamma + T_inter(h, n). */
+ *   (1 or 0 when ppn = 1) (alpha + copy n) + (alpha + copy n) + (ppn - 1) n gamma + T_inter(h, n). */
 #include "dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
