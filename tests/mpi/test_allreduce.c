@@ -158,7 +158,7 @@ static void test_float_max_min(int n, unsigned flags)
 
 static void test_complex_sum(int n, unsigned flags)
 {
-    double complex *s = malloc(sizeof(double complex) * (n + 1)), *r = malloc(sizeof(double complex) * (n + 1));
+    double complex *s = calloc((size_t)n + 1, sizeof(double complex)), *r = malloc(sizeof(double complex) * (n + 1));
     plancoll_plan p = plan_or_fail(s, r, n, MPI_C_DOUBLE_COMPLEX, MPI_SUM, flags, "complex sum");
     for (int it = 0; p && it < 3; it++) {
         for (int i = 0; i < n; i++) s[i] = ival(tl_rank, i, it) + I * ival(tl_rank, i + 1, it);
