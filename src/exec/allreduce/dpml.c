@@ -10,8 +10,9 @@
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    const int none[1] = {0}; /* l = 1 is allreduce.leader's candidate */
-    return pc_dpml_variants(p, p->shape.min_ppn > 1 ? 2 : 1, none, 1, out, max);
+    /* one leader is allreduce.leader's candidate */
+    const struct pc_dpml_choices c = {.first_leaders = p->shape.min_ppn > 1 ? 2 : 1, .rsag = true};
+    return pc_dpml_variants(p, &c, out, max);
 }
 
 static int setup(struct plancoll_plan_s *plan) { return pc_dpml_setup_form(plan, PC_DPML_PARTITIONED); }

@@ -135,17 +135,18 @@ const char *pc_dpml_inapplicable(const struct pc_problem *p)
     return NULL;
 }
 
-int pc_dpml_variants(const struct pc_problem *p, int first_leaders, const int *segs, int nsegs, struct pc_params *out,
-                     int max)
+int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c, struct pc_params *out, int max)
 {
     int n = 0, top = p->shape.min_ppn < 1 ? 1 : p->shape.min_ppn;
+    if (c->last_leaders > 0 && top > c->last_leaders) top = c->last_leaders;
     int inters[3], ninter = 0;
     inters[ninter++] = PC_DPML_INTER_RD;
     if (p->shape.nnodes > 1) {
-        if (p->commutative) inters[ninter++] = PC_DPML_INTER_RSAG;
+        if (p->commutative && c->rsag) inters[ninter++] = PC_DPML_INTER_RSAG;
         inters[ninter++] = PC_DPML_INTER_MPI;
     }
-    int l = first_leaders < 1 ? 1 : first_leaders > top ? top : first_leaders;
+    const int one_seg = 0, *segs = c->nsegs > 0 ? c->segs : &one_seg, nsegs = c->nsegs > 0 ? c->nsegs : 1;
+    int l = c->first_leaders < 1 ? 1 : c->first_leaders > top ? top : c->first_leaders;
     for (;;) {
         for (int placement = 0; placement < 2; placement++) {
             if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;

@@ -27,11 +27,17 @@ struct pc_dpml_config pc_dpml_config_of(enum pc_dpml_form form, const struct pc_
 const char *pc_dpml_inapplicable(const struct pc_problem *p);
 /* Leaders actually used (at least 1, at most the smallest node's ranks). */
 int pc_dpml_leaders_used(const struct pc_problem *p, int requested);
-/* Candidates: leader counts 1, 2, 4, ... and the smallest node (from `first_leaders` up), NUMA-spread placement
- * when nodes have several domains, every inter-node algorithm the op allows when there is more than one node,
- * each with every segment count of segs[0..nsegs). */
-int pc_dpml_variants(const struct pc_problem *p, int first_leaders, const int *segs, int nsegs, struct pc_params *out,
-                     int max);
+/* What an algorithm offers the planner: leader counts first, 2 first, 4 first, ... and the smallest node's size
+ * (capped at last_leaders when > 0), NUMA-spread placement too when nodes have several domains, the inter-node
+ * algorithms the op allows when there is more than one node (rsag only if asked), each with every segment count
+ * of segs[0..nsegs) (none: segments 0). */
+struct pc_dpml_choices {
+    int first_leaders, last_leaders;
+    const int *segs;
+    int nsegs;
+    bool rsag;
+};
+int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c, struct pc_params *out, int max);
 
 /* Predicted time (microseconds), seed 004 eq. (2)-(7) with eq. (3) corrected: see dpml_common.c. */
 double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);

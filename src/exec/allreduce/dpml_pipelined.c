@@ -9,9 +9,12 @@
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    /* one node: nothing flies, so one depth keeps the candidate list short */
+    /* Two depths when something flies between nodes (one otherwise), and rsag left to forcing (at two nodes it
+     * is recursive doubling's single exchange): nodes of up to 16 ranks fit PC_MAX_VARIANTS (4 x 2 x 2 x 2). */
     const int segs[2] = {2, 8};
-    return pc_dpml_variants(p, p->shape.min_ppn > 1 ? 2 : 1, segs, p->shape.nnodes > 1 ? 2 : 1, out, max);
+    const struct pc_dpml_choices c = {.first_leaders = p->shape.min_ppn > 1 ? 2 : 1, .segs = segs,
+                                      .nsegs = p->shape.nnodes > 1 ? 2 : 1};
+    return pc_dpml_variants(p, &c, out, max);
 }
 
 static int setup(struct plancoll_plan_s *plan) { return pc_dpml_setup_form(plan, PC_DPML_PIPELINED); }

@@ -8,8 +8,8 @@
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    const int none[1] = {0};
-    return pc_dpml_variants(p, 1, none, 1, out, max < 3 ? max : 3); /* l = 1: one per inter-node algorithm */
+    const struct pc_dpml_choices c = {.first_leaders = 1, .last_leaders = 1, .rsag = true}; /* one per inter */
+    return pc_dpml_variants(p, &c, out, max);
 }
 
 static int setup(struct plancoll_plan_s *plan) { return pc_dpml_setup_form(plan, PC_DPML_LEADER); }
