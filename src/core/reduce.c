@@ -117,7 +117,8 @@ static bool allowed(enum op_kind op, enum type_class c)
     return false;
 }
 
-/* ---- fast loops: inout[i] = in[i] op inout[i], and out[i] = a[i] op b[i] (suffix _3) ----
+/* ---- fast loops: inout[i] = in[i] op inout[i]; out[i] = a[i] op b[i] (suffix _3); the same stored in two
+ * buffers at once (suffix _3d: a result that is also needed elsewhere costs no second pass) ----
  * Each is a plain counted loop with no per-element branch on the op. Its parameters are restrict (GCC ignores
  * restrict on block-scope pointers and would need a run-time overlap check), and meson.build gives this file
  * GCC's 'dynamic' vectoriser cost model (-O2's 'very-cheap' leaves loops of unknown trip count scalar);
@@ -137,6 +138,14 @@ static bool allowed(enum op_kind op, enum type_class c)
         const T *b = b_;                                                                         \
         T *o = out_;                                                                             \
         for (int i = 0; i < n; i++) o[i] = expr;                                                 \
+    }                                                                                            \
+    static void name##_3d(const void *restrict a_, const void *restrict b_, void *restrict out_,  \
+                          void *restrict dup_, int n)                                            \
+    {                                                                                            \
+        const T *a = a_;                                                                         \
+        const T *b = b_;                                                                         \
+        T *o = out_, *d = dup_;                                                                  \
+        for (int i = 0; i < n; i++) d[i] = o[i] = expr;                                          \
     }
 /* W is the type arithmetic is done in: uint64_t for integers, so narrow types never promote to signed int. */
 #define DEFINE_ARITH(suffix, T, W)                                                               \
@@ -180,8 +189,9 @@ DEFINE_LOOP(sum_c32, float complex, a[i] + b[i])
 struct loop_set {
     pc_reduce_fn f[10];    /* indexed by enum op_kind up to OP_BXOR */
     pc_reduce3_fn f3[10];
+    pc_reduce3d_fn f3d[10];
 };
-#define BOTH(op, name) .f[op] = name, .f3[op] = name##_3
+#define BOTH(op, name) .f[op] = name, .f3[op] = name##_3, .f3d[op] = name##_3d
 #define ARITH(s) {BOTH(OP_SUM, sum_##s), BOTH(OP_PROD, prod_##s), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s)}
 #define BITS(s)                                                                                  \
     BOTH(OP_BAND, band_##s), BOTH(OP_BOR, bor_##s), BOTH(OP_BXOR, bxor_##s), BOTH(OP_LAND, land_##s), \
@@ -265,6 +275,7 @@ int pc_reduction_init(struct pc_reduction *r, MPI_Op op, MPI_Datatype type, bool
     if (set && set->f[op_id]) {
         r->fast = set->f[op_id];
         r->fast3 = set->f3[op_id];
+        r->fast3d = set->f3d[op_id];
     }
     return PLANCOLL_SUCCESS;
 }
@@ -291,4 +302,13 @@ int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void 
     memcpy((char *)out + r->true_lb, (const char *)b + r->true_lb, span);
     PC_MPI_CHECK(MPI_Reduce_local(a, out, count, r->type, r->op));
     return PLANCOLL_SUCCESS;
+}
+
+int pc_reduce3_dup(const struct pc_reduction *r, const void *a, const void *b, void *out, void *dup, int count)
+{
+    if (count > 0 && r->fast3d) {
+        r->fast3d(a, b, out, dup, count);
+        return PLANCOLL_SUCCESS;
+    }
+    return pc_error(PLANCOLL_ERR_ARGUMENT, "pc_reduce3_dup without a fast loop"); /* callers check fast3d */
 }

@@ -17,9 +17,9 @@ import tempfile
 
 # Loops of reduce.c whose element operation has no SSE2 vector form (64-bit compares, 64-bit multiply):
 # vectorised only on wider targets, so reported but not required.
-OPTIONAL = re.compile(r"^(max|min|prod|land|lor|lxor)_[iu]64(_3)?$")
+OPTIONAL = re.compile(r"^(max|min|prod|land|lor|lxor)_[iu]64(_3d?)?$")
 # Names that must be present, so an empty or unreadable dump cannot pass.
-KEY_LOOPS = ["sum_f64", "sum_f64_3", "sum_f32", "max_f64", "min_f32", "prod_f64", "sum_u32", "band_u64",
+KEY_LOOPS = ["sum_f64", "sum_f64_3", "sum_f64_3d", "sum_f32", "max_f64", "min_f32", "prod_f64", "sum_u32", "band_u64",
              "bxor_u8", "land_i32", "sum_c64"]
 
 

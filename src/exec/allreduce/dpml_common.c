@@ -400,6 +400,10 @@ static int reduce_piece(const struct plancoll_plan_s *plan, const struct dpml *s
         int err = PLANCOLL_SUCCESS;
         if (p == 1) {
             memcpy(data(st->res, st, a), data(st->src[0], st, a), span(st, c));
+        } else if (p == 2 && hot && r->fast3d && hot != st->src[st->me]) { /* in place: hot is an input */
+            err = pc_reduce3_dup(r, at(st->src[0], st, a), at(st->src[1], st, a), at(st->res, st, a), at(hot, st, a), c);
+            if (err) return err;
+            continue;
         } else {
             err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), at(st->res, st, a), c);
             for (int i = p - 3; i >= 0 && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), at(st->res, st, a), c);
