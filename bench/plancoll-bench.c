@@ -773,6 +773,18 @@ static int algorithms_of(enum collective coll, const char **names, int max)
     return n;
 }
 
+/* The collective of an -a entry ("alltoall.mpml:leaders=2" names alltoall.mpml), or -1 when it names nothing. */
+static int spec_collective(const char *spec)
+{
+    const char *coll = NULL, *name;
+    size_t len = strcspn(spec, ":");
+    for (int i = 0; (name = plancoll_algorithm_name(i, &coll)) != NULL; i++)
+        if (strncmp(name, spec, len) == 0 && name[len] == '\0')
+            for (int k = 0; k < COLL_COUNT; k++)
+                if (coll && strcmp(coll, collective_names[k]) == 0) return k;
+    return -1;
+}
+
 /* Builds the plancoll variants for this size: forced ones get their plan here; NULL plan = inapplicable. */
 static void make_plancoll_variants(struct bench *b, struct problem *pb, struct variant *vs, int *nv,
                                    const char *estimate_choice)
@@ -783,12 +795,12 @@ static void make_plancoll_variants(struct bench *b, struct problem *pb, struct v
     if (o->algorithm && strcmp(o->algorithm, "all") == 0)
         nnames = algorithms_of(pb->coll, names, MAX_VARIANTS - 5);
     else if (o->algorithm) {
-        const char *c = NULL;
-        for (int i = 0; plancoll_algorithm_name(i, &c); i++)
-            if (strncmp(plancoll_algorithm_name(i, &c), o->algorithm, strcspn(o->algorithm, ":")) == 0 &&
-                plancoll_algorithm_name(i, NULL)[strcspn(o->algorithm, ":")] == '\0' &&
-                strcmp(c, collective_names[pb->coll]) == 0)
-                names[nnames++] = o->algorithm;
+        /* a comma-separated list: each entry is timed as its own variant (alternating, like the references) */
+        static char specs[1024];
+        snprintf(specs, sizeof specs, "%s", o->algorithm);
+        for (char *save = NULL, *spec = strtok_r(specs, ",", &save); spec && nnames < MAX_VARIANTS - 5;
+             spec = strtok_r(NULL, ",", &save))
+            if (spec_collective(spec) == (int)pb->coll) names[nnames++] = spec;
     }
     if (nnames == 0) {
         /* the planner's own choice: planned again so the timed plan is exactly what a user gets */
@@ -949,7 +961,8 @@ static void usage(FILE *f)
             "  -b BATCHES       timed batches per implementation and size (default and minimum 5)\n"
             "  -c               validate every implementation at every size (exit 1 on any failure)\n"
             "  -a NAME|all      time this plancoll algorithm (forced) or every algorithm of the collective\n"
-            "                   (default: the planner's ESTIMATE choice)\n"
+            "                   (default: the planner's ESTIMATE choice); NAME may carry parameters\n"
+            "                   (allreduce.dpml:leaders=2) and several NAMEs may be given, comma-separated\n"
             "  --pattern P      alltoallv counts: uniform, random, sparse or hot (default uniform)\n"
             "  --json FILE      write the results as JSON (several collectives: FILE-<collective>.json)\n"
             "  --config NAME    configuration name for the JSON (default derived: e.g. 1n2p, 2n2p-tcp)\n"
@@ -1054,16 +1067,15 @@ static const char *parse_options(int argc, char **argv, struct options *o)
     if (o->warmup < MIN_WARMUP) o->warmup = MIN_WARMUP;
     if (o->batches < MIN_BATCHES) o->batches = MIN_BATCHES;
     if (o->algorithm && strcmp(o->algorithm, "all") != 0) {
-        const char *coll = NULL, *name;
-        int owner = -1;
-        for (int i = 0; (name = plancoll_algorithm_name(i, &coll)) != NULL; i++)
-            if (strncmp(name, o->algorithm, strcspn(o->algorithm, ":")) == 0 &&
-                name[strcspn(o->algorithm, ":")] == '\0') /* "alltoall.mpml:leaders=2" names alltoall.mpml */
-                for (int k = 0; k < COLL_COUNT; k++)
-                    if (coll && strcmp(coll, collective_names[k]) == 0) owner = k;
-        if (owner < 0) return "-a names an algorithm that is not registered (see --list)";
-        /* with collectives named, the forced one must be among them; the demo applies it to its own only */
-        if (o->ncollectives > 0 && !o->run[owner]) return "-a names an algorithm of a collective that is not run";
+        if (strlen(o->algorithm) >= 1024) return "-a: the list is too long";
+        char specs[1024];
+        snprintf(specs, sizeof specs, "%s", o->algorithm);
+        for (char *save = NULL, *spec = strtok_r(specs, ",", &save); spec; spec = strtok_r(NULL, ",", &save)) {
+            int owner = spec_collective(spec);
+            if (owner < 0) return "-a names an algorithm that is not registered (see --list)";
+            /* with collectives named, the forced one must be among them; the demo applies it to its own only */
+            if (o->ncollectives > 0 && !o->run[owner]) return "-a names an algorithm of a collective that is not run";
+        }
     }
     return NULL;
 }

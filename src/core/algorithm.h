@@ -15,6 +15,7 @@ struct pc_params {
     int segments;  /* pipeline depth / sub-partitions */
     int transport; /* inter-node transport: 0 point-to-point, 1 MPI_Put */
     int radix;     /* Bruck radix */
+    int inter;     /* inter-node allreduce among leaders: 0 recursive doubling, 1 reduce-scatter + allgather, 2 MPI's */
 };
 
 

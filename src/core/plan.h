@@ -29,13 +29,24 @@ int pc_alloc_typed(int count, const struct pc_typeinfo *t, void **raw, void **bu
 
 /* How the reduction of one allreduce is carried out: a vectorised loop, or MPI_Reduce_local. */
 typedef void (*pc_reduce_fn)(const void *in, void *inout, int count);
+typedef void (*pc_reduce3_fn)(const void *a, const void *b, void *out, int count);
+typedef void (*pc_reduce3d_fn)(const void *a, const void *b, void *out, void *dup, int count);
 struct pc_reduction {
     MPI_Op op;
     MPI_Datatype type;
-    pc_reduce_fn fast; /* NULL: use MPI_Reduce_local */
+    pc_reduce_fn fast;   /* NULL: use MPI_Reduce_local */
+    pc_reduce3_fn fast3; /* the same loop writing a third buffer; NULL with fast */
+    pc_reduce3d_fn fast3d; /* ... and a fourth with the same result; NULL with fast */
+    MPI_Aint true_lb, extent, true_extent; /* of type: where a vector's bytes lie */
 };
 /* inout[i] = in[i] op inout[i], the MPI_Reduce_local convention (in comes first in rank order). */
 int pc_reduce(const struct pc_reduction *r, const void *in, void *inout, int count);
+/* out[i] = a[i] op b[i] (a first in rank order) in one pass; out overlaps neither input. Without a fast loop: b's
+ * bytes (gaps of a non-contiguous type included) are copied to out, then MPI_Reduce_local, so out must be
+ * plancoll's own memory. */
+int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void *out, int count);
+/* out[i] = dup[i] = a[i] op b[i] in one pass; only with a fast loop (r->fast3d), contiguous types. */
+int pc_reduce3_dup(const struct pc_reduction *r, const void *a, const void *b, void *out, void *dup, int count);
 
 struct plancoll_plan_s {
     const struct pc_algorithm *alg;

@@ -19,6 +19,8 @@ struct pc_shape {
     int min_ppn, max_ppn;
     bool oversubscribed; /* a host holds more ranks than cores */
     int numa_domains;    /* most NUMA domains of any node */
+    bool ranks_by_node;  /* every node holds consecutive ranks (node k's before node k+1's): hierarchical
+                            reductions then combine operands in rank order */
 };
 
 struct pc_problem {

@@ -11,6 +11,7 @@ extern const struct pc_algorithm pc_alltoallv_aggregated;
 extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
 extern const struct pc_algorithm pc_alltoallv_padded_bruck, pc_alltoallv_twophase_bruck;
 extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
+extern const struct pc_algorithm pc_allreduce_leader, pc_allreduce_dpml, pc_allreduce_dpml_pipelined;
 
 static const struct pc_algorithm *const registry[] = {
     &pc_alltoall_pairwise,
@@ -28,6 +29,9 @@ static const struct pc_algorithm *const registry[] = {
     &pc_alltoallv_padded_bruck,
     &pc_alltoallv_twophase_bruck,
     &pc_alltoallv_aggregated,
+    &pc_allreduce_leader,
+    &pc_allreduce_dpml,
+    &pc_allreduce_dpml_pipelined,
 };
 
 int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }

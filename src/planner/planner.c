@@ -20,6 +20,8 @@ static double seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+const char *const pc_inter_names[3] = {"rd", "rsag", "mpi"};
+
 static int parse_int(const char *v, int *out)
 {
     char *end;
@@ -62,6 +64,15 @@ static int parse_param(char *kv, struct pc_forced *f)
         f->mask |= PC_PARAM_RADIX;
         return parse_int(v, &f->params.radix) || f->params.radix < 2 ? -1 : 0;
     }
+    if (strcmp(k, "inter") == 0) {
+        f->mask |= PC_PARAM_INTER;
+        for (int i = 0; i < 3; i++)
+            if (strcmp(v, pc_inter_names[i]) == 0) {
+                f->params.inter = i;
+                return 0;
+            }
+        return -1;
+    }
     return -1;
 }
 
@@ -100,7 +111,7 @@ int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced 
             if (parse_param(kv, &f) != 0)
                 return pc_error(PLANCOLL_ERR_ALGORITHM,
                                 "PLANCOLL_ALGORITHM: '%s' of %s is not a parameter (leaders=N, placement=first|numa, "
-                                "depth=N, transport=p2p|put, radix=N)",
+                                "depth=N, segments=N, transport=p2p|put, radix=N, inter=rd|rsag|mpi)",
                                 copy, entry);
             kv = next;
         }
@@ -137,7 +148,8 @@ static bool params_match(const struct pc_params *v, const struct pc_forced *f)
            (!(f->mask & PC_PARAM_PLACEMENT) || v->placement == f->params.placement) &&
            (!(f->mask & PC_PARAM_SEGMENTS) || v->segments == f->params.segments) &&
            (!(f->mask & PC_PARAM_TRANSPORT) || v->transport == f->params.transport) &&
-           (!(f->mask & PC_PARAM_RADIX) || v->radix == f->params.radix);
+           (!(f->mask & PC_PARAM_RADIX) || v->radix == f->params.radix) &&
+           (!(f->mask & PC_PARAM_INTER) || v->inter == f->params.inter);
 }
 
 static void params_apply(struct pc_params *v, const struct pc_forced *f)
@@ -147,6 +159,7 @@ static void params_apply(struct pc_params *v, const struct pc_forced *f)
     if (f->mask & PC_PARAM_SEGMENTS) v->segments = f->params.segments;
     if (f->mask & PC_PARAM_TRANSPORT) v->transport = f->params.transport;
     if (f->mask & PC_PARAM_RADIX) v->radix = f->params.radix;
+    if (f->mask & PC_PARAM_INTER) v->inter = f->params.inter;
 }
 
 int pc_enumerate_forced(const struct pc_problem *p, const struct pc_forced *forced, int nforced,
@@ -217,7 +230,7 @@ void pc_params_format(const struct pc_params *params, char *buf, size_t len)
     buf[0] = '\0';
     char field[32];
     size_t used = 0;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         int w = 0;
         switch (i) {
         case 0: w = params->leaders ? snprintf(field, sizeof field, "leaders=%d", params->leaders) : 0; break;
@@ -225,6 +238,9 @@ void pc_params_format(const struct pc_params *params, char *buf, size_t len)
         case 2: w = params->segments ? snprintf(field, sizeof field, "segments=%d", params->segments) : 0; break;
         case 3: w = params->transport ? snprintf(field, sizeof field, "transport=put") : 0; break;
         case 4: w = params->radix ? snprintf(field, sizeof field, "radix=%d", params->radix) : 0; break;
+        case 5:
+            w = params->inter > 0 && params->inter < 3 ? snprintf(field, sizeof field, "inter=%s", pc_inter_names[params->inter]) : 0;
+            break;
         }
         if (w <= 0) continue;
         size_t need = (size_t)w + (used ? 1 : 0);

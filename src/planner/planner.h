@@ -34,12 +34,15 @@ int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out,
 
 /* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
  * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
- * transport=p2p|put, radix). */
+ * transport=p2p|put, radix, inter=rd|rsag|mpi). */
 #define PC_PARAM_LEADERS (1u << 0)
 #define PC_PARAM_PLACEMENT (1u << 1)
 #define PC_PARAM_SEGMENTS (1u << 2)
 #define PC_PARAM_TRANSPORT (1u << 3)
 #define PC_PARAM_RADIX (1u << 4)
+#define PC_PARAM_INTER (1u << 5)
+/* Values of inter=: the index is pc_params.inter. */
+extern const char *const pc_inter_names[3];
 struct pc_forced {
     int alg;
     struct pc_params params; /* the fixed values */

@@ -263,4 +263,8 @@ void pc_layout_shape(const struct pc_layout *L, struct pc_shape *s)
     }
     s->oversubscribed = L->any_oversubscribed;
     s->numa_domains = L->max_numa;
+    /* nodes are numbered by first rank, so consecutive ranks per node means node_of never decreases */
+    s->ranks_by_node = true;
+    for (int r = 1; r < L->size; r++)
+        if (L->node_of[r] < L->node_of[r - 1]) s->ranks_by_node = false;
 }

@@ -1,9 +1,12 @@
 /* Allreduce correctness: every registered algorithm forced in turn (and the planner's own choices), every
  * predefined op on the type classes MPI allows, user-defined commutative and non-commutative ops, counts 0,
  * 1, smaller than P, odd and 1 MiB, MPI_IN_PLACE on all or some ranks, three executions with new data,
- * execute_buffers. Expected values come from the data pattern. Floating-point data is chosen so that the
- * reduction order changes the rounding: every rank must still hold bit-identical results (compared by hash),
- * within the stated tolerance of the exact sum. */
+ * execute_buffers, a strided type whose gaps must survive. Expected values come from the data pattern.
+ * Floating-point data is chosen so that the reduction order changes the rounding: every rank must still hold
+ * bit-identical results (compared by hash), within the stated tolerance of the exact sum. Then the hierarchical
+ * algorithms' parameters are forced one by one (leader counts, 99 = clamped, NUMA placement, each inter-node
+ * algorithm, sub-partition counts) on counts around the partition boundaries, with plancoll_malloc buffers read
+ * in place. "--params-only" runs only those (the synthetic-NUMA runs of meson.build). */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +15,9 @@
 #include "testlib.h"
 
 static const char *alg_label;
+/* The layout, found independently of plancoll: emulated nodes, and whether each holds consecutive ranks. */
+static int test_nodes;
+static bool nodes_consecutive;
 
 /* ---- data patterns ---- */
 static int ival(int rank, int i, int it) { return (rank * 7 + i * 13 + it * 5) % 23 - 11; }
@@ -78,7 +84,7 @@ static void test_double_sum(int n, unsigned flags, int in_place_mode)
 #define INT_OP_CASE(T, MPIT, opname, OP, init, fold)                                                    \
     static void test_##opname##_##T(int n, unsigned flags)                                               \
     {                                                                                                    \
-        T *s = malloc(sizeof(T) * (n + 1)), *r = malloc(sizeof(T) * (n + 1));                            \
+        T *s = calloc((size_t)n + 1, sizeof(T)), *r = malloc(sizeof(T) * (n + 1));                       \
         plancoll_plan p = plan_or_fail(s, r, n, MPIT, OP, flags, #opname " " #T);                       \
         for (int it = 0; p && it < 3; it++) {                                                            \
             for (int i = 0; i < n; i++) s[i] = (T)(init(tl_rank, i, it));                                \
@@ -152,7 +158,7 @@ static void test_float_max_min(int n, unsigned flags)
 
 static void test_complex_sum(int n, unsigned flags)
 {
-    double complex *s = malloc(sizeof(double complex) * (n + 1)), *r = malloc(sizeof(double complex) * (n + 1));
+    double complex *s = calloc((size_t)n + 1, sizeof(double complex)), *r = malloc(sizeof(double complex) * (n + 1));
     plancoll_plan p = plan_or_fail(s, r, n, MPI_C_DOUBLE_COMPLEX, MPI_SUM, flags, "complex sum");
     for (int it = 0; p && it < 3; it++) {
         for (int i = 0; i < n; i++) s[i] = ival(tl_rank, i, it) + I * ival(tl_rank, i + 1, it);
@@ -245,6 +251,15 @@ static mat2 mat_val(int q, int i, int it)
     return m;
 }
 
+/* Which forced algorithms must refuse a non-commutative op here: reduce-scatter reorders operands; a node-by-node
+ * reduction keeps rank order only when every node holds consecutive ranks; inter=rsag among leaders reorders. */
+static bool must_refuse_noncommutative(const char *forced)
+{
+    if (strncmp(forced, "allreduce.rabenseifner", 22) == 0) return true;
+    bool hierarchical = strncmp(forced, "allreduce.leader", 16) == 0 || strncmp(forced, "allreduce.dpml", 14) == 0;
+    return hierarchical && test_nodes > 1 && (!nodes_consecutive || strstr(forced, "inter=rsag") != NULL);
+}
+
 static void test_user_ops(int n, unsigned flags, const char *forced)
 {
     MPI_Datatype t;
@@ -256,8 +271,9 @@ static void test_user_ops(int n, unsigned flags, const char *forced)
         mat2 *s = malloc(sizeof(mat2) * (n + 1)), *r = malloc(sizeof(mat2) * (n + 1));
         plancoll_plan p = NULL;
         int rc = plancoll_plan_allreduce(s, r, n, t, op, MPI_COMM_WORLD, flags, &p);
-        if (!commute && forced && strcmp(forced, "allreduce.rabenseifner") == 0) {
-            TL_CHECK(rc == PLANCOLL_ERR_INAPPLICABLE, "rabenseifner forced on a non-commutative op: got %d, expected INAPPLICABLE", rc);
+        if (!commute && forced && must_refuse_noncommutative(forced)) {
+            TL_CHECK(rc == PLANCOLL_ERR_INAPPLICABLE, "%s forced on a non-commutative op: got %d, expected INAPPLICABLE",
+                     forced, rc);
         } else {
             TL_CHECK(rc == PLANCOLL_SUCCESS, "%s user op commute=%d n=%d: plan failed %d: %s", alg_label, commute, n, rc,
                      plancoll_error_detail());
@@ -335,6 +351,88 @@ static void test_execute_buffers(int n, unsigned flags)
     free(r2);
 }
 
+/* ---- a strided type (an int every 8 bytes) with a user op: the gaps of the receive buffer must survive ---- */
+static void strided_sum(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    int *x = in, *y = inout;
+    for (int i = 0; i < *len; i++) y[2 * i] += x[2 * i];
+}
+static void test_strided(int n, unsigned flags)
+{
+    MPI_Datatype t;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &t);
+    MPI_Type_commit(&t);
+    MPI_Op op;
+    MPI_Op_create(strided_sum, 1, &op);
+    int *s = malloc(sizeof(int) * (2 * (size_t)n + 2)), *r = malloc(sizeof(int) * (2 * (size_t)n + 2));
+    plancoll_plan p = plan_or_fail(s, r, n, t, op, flags, "strided user op");
+    for (int it = 0; p && it < 3; it++) {
+        for (int i = 0; i < n; i++) {
+            s[2 * i] = ival(tl_rank, i, it);
+            s[2 * i + 1] = -1000 - i;
+            r[2 * i] = 12345;
+            r[2 * i + 1] = 777 + i; /* gap: nobody may write it */
+        }
+        TL_OK(plancoll_execute(p));
+        for (int i = 0; i < n; i++) {
+            int e = 0;
+            for (int q = 0; q < tl_size; q++) e += ival(q, i, it);
+            if (r[2 * i] != e || r[2 * i + 1] != 777 + i) {
+                TL_CHECK(0, "%s strided n=%d it=%d: element %d = %d (expected %d), gap %d (expected %d)", alg_label, n,
+                         it, i, r[2 * i], e, r[2 * i + 1], 777 + i);
+                break;
+            }
+        }
+    }
+    if (p) TL_OK(plancoll_destroy_plan(&p));
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+    free(s);
+    free(r);
+}
+
+/* ---- buffers from plancoll_malloc (leaders read them in place): on every rank, on even ranks only, in place,
+ * and alternating with private buffers through execute_buffers ---- */
+static void test_heap(int n, unsigned flags)
+{
+    double *hs = NULL, *hr = NULL, *ps = malloc(sizeof(double) * (n + 1)), *pr = malloc(sizeof(double) * (n + 1));
+    TL_OK(plancoll_malloc(sizeof(double) * (size_t)n, MPI_COMM_WORLD, (void **)&hs));
+    TL_OK(plancoll_malloc(sizeof(double) * (size_t)n, MPI_COMM_WORLD, (void **)&hr));
+    for (int mode = 0; mode < 3 && hs && hr; mode++) {
+        bool in_place = mode == 2;
+        double *s = mode == 1 && tl_rank % 2 ? ps : hs, *r = mode == 1 && tl_rank % 2 ? pr : hr;
+        plancoll_plan p = plan_or_fail(in_place ? MPI_IN_PLACE : s, r, n, MPI_DOUBLE, MPI_SUM, flags, "heap");
+        for (int it = 0; p && it < 4; it++) {
+            /* odd iterations run on the other kind of buffer */
+            bool swap = it % 2 == 1;
+            double *ss = swap ? (s == hs ? ps : hs) : s, *rr = swap ? (r == hr ? pr : hr) : r;
+            for (int i = 0; i < n; i++) (in_place ? rr : ss)[i] = dval(tl_rank, i, it);
+            if (swap)
+                TL_OK(plancoll_execute_buffers(p, in_place ? MPI_IN_PLACE : ss, rr));
+            else
+                TL_OK(plancoll_execute(p));
+            int bad = 0;
+            for (int i = 0; i < n; i++) {
+                long double exact = 0, mag = 0;
+                for (int q = 0; q < tl_size; q++) {
+                    exact += dval(q, i, it);
+                    mag += fabsl((long double)dval(q, i, it));
+                }
+                if (fabsl(rr[i] - exact) > (tl_size - 1) * 1.2e-16L * mag && bad++ < 3)
+                    TL_CHECK(0, "%s heap mode=%d n=%d it=%d: r[%d]=%.17g exact %.17Lg", alg_label, mode, n, it, i, rr[i],
+                             exact);
+            }
+            check_identical(rr, sizeof(double) * (size_t)n, "heap");
+        }
+        if (p) TL_OK(plancoll_destroy_plan(&p));
+    }
+    TL_OK(plancoll_free(hs));
+    TL_OK(plancoll_free(hr));
+    free(ps);
+    free(pr);
+}
+
 static void run_all(const char *forced, unsigned flags)
 {
     /* 0, 1, smaller than P, odd, larger */
@@ -362,28 +460,89 @@ static void run_all(const char *forced, unsigned flags)
         test_float_max_min(n, flags);
         test_complex_sum(n, flags);
         test_maxloc(n, flags);
+        test_strided(n, flags);
     }
     /* 1 MiB vectors */
     test_double_sum(131072, flags, 0);
     test_double_sum(131072, flags, 1);
 }
 
+/* A forced parameter set on counts around the partition boundaries: 0, fewer elements than leaders, counts not
+ * divisible by leaders x sub-partitions, and a larger one; a non-commutative user op; MAXLOC; heap buffers. */
+static void run_params(const char *forced)
+{
+    static const int counts[] = {0, 1, 3, 7, 1001};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) test_double_sum(counts[k], PLANCOLL_ESTIMATE, 1);
+    test_user_ops(13, PLANCOLL_ESTIMATE, forced);
+    test_maxloc(5, PLANCOLL_ESTIMATE);
+    test_sum_int(2049, PLANCOLL_ESTIMATE);
+    test_heap(1001, PLANCOLL_ESTIMATE);
+}
+
+/* Emulated nodes as MPI_Comm_split_type sees them (not as plancoll does). */
+static void find_nodes(void)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    int first = tl_rank;
+    tl_allreduce(&tl_rank, &first, 1, MPI_INT, MPI_MIN, node);
+    int *firsts = malloc(sizeof(int) * (size_t)tl_size);
+    tl_allgather(&first, 1, MPI_INT, firsts, MPI_COMM_WORLD);
+    test_nodes = 0;
+    nodes_consecutive = true;
+    for (int r = 0; r < tl_size; r++) {
+        if (firsts[r] == r) test_nodes++;
+        if (r > 0 && firsts[r] < firsts[r - 1]) nodes_consecutive = false;
+    }
+    free(firsts);
+    MPI_Comm_free(&node);
+}
+
 int main(int argc, char **argv)
 {
     tl_init(&argc, &argv, "allreduce");
-    const char *names[32];
-    int n = tl_algorithms("allreduce", names, 32);
-    TL_CHECK(n >= 3, "expected at least 3 allreduce algorithms, registry has %d", n);
-    for (int a = 0; a < n; a++) {
-        alg_label = names[a];
-        tl_force(names[a]);
-        run_all(names[a], PLANCOLL_ESTIMATE);
+    bool params_only = argc > 1 && strcmp(argv[1], "--params-only") == 0;
+    find_nodes();
+    /* Parameter values the planner would not necessarily pick, forced so that each is tested. */
+    static const char *const param_runs[] = {
+        "allreduce.dpml:leaders=2:inter=rsag",
+        "allreduce.dpml:leaders=3:placement=numa",
+        "allreduce.dpml:leaders=99",
+        "allreduce.dpml:leaders=3:inter=mpi",
+        "allreduce.dpml:leaders=2:placement=numa:inter=mpi", /* leaders differ per node: a communicator of its own */
+        "allreduce.leader:inter=mpi",
+        "allreduce.dpml_pipelined:leaders=3:segments=3",
+        "allreduce.dpml_pipelined:leaders=99:segments=8:inter=rsag",
+        "allreduce.dpml_pipelined:leaders=2:segments=5:placement=numa:inter=mpi",
+    };
+    double t0 = MPI_Wtime();
+    if (!params_only) {
+        const char *names[32];
+        int n = tl_algorithms("allreduce", names, 32);
+        TL_CHECK(n >= 3, "expected at least 3 allreduce algorithms, registry has %d", n);
+        for (int a = 0; a < n; a++) {
+            alg_label = names[a];
+            tl_force(names[a]);
+            run_all(names[a], PLANCOLL_ESTIMATE);
+            if (tl_rank == 0) printf("allreduce %-52s %.2f s\n", names[a], MPI_Wtime() - t0);
+            t0 = MPI_Wtime();
+        }
+    }
+    for (size_t i = 0; i < sizeof param_runs / sizeof param_runs[0]; i++) {
+        alg_label = param_runs[i];
+        tl_force(param_runs[i]);
+        run_params(param_runs[i]);
+        if (tl_rank == 0) printf("allreduce %-52s %.2f s\n", param_runs[i], MPI_Wtime() - t0);
+        t0 = MPI_Wtime();
     }
     tl_force(NULL);
-    alg_label = "planner(estimate)";
-    run_all(NULL, PLANCOLL_ESTIMATE);
-    alg_label = "planner(measure)";
-    test_double_sum(1000, PLANCOLL_MEASURE, 1);
-    test_user_ops(7, PLANCOLL_MEASURE, NULL);
+    if (!params_only) {
+        alg_label = "planner(estimate)";
+        run_all(NULL, PLANCOLL_ESTIMATE);
+        alg_label = "planner(measure)";
+        test_double_sum(1000, PLANCOLL_MEASURE, 1);
+        test_user_ops(7, PLANCOLL_MEASURE, NULL);
+        if (tl_rank == 0) printf("allreduce %-52s %.2f s\n", "planner", MPI_Wtime() - t0);
+    }
     return tl_finish();
 }

@@ -365,6 +365,81 @@ static void test_allreduce_native(void **state)
     EXPECT("allreduce.native", &p, 0.0);
 }
 
+/* The hierarchical allreduces (dpml_common.c; seed 004 eq. 2-7 with eq. 3 as one leader's share):
+ *   T_copy = (l, or l-1 when every rank leads) (alpha + copy n/l), T_bcast = l (alpha + copy n/l),
+ *   T_comp = (ppn-1)(n/l) gamma, T_comm = k T_inter(h, n/(l k));
+ *   k = 1: T_copy + T_bcast + T_comp + T_comm;  k > 1: T_copy + T_bcast + T_comp/k + max(T_comp (k-1)/k, T_comm). */
+static double estimate_params(const char *name, const struct pc_problem *p, struct pc_params params)
+{
+    int i = pc_registry_find(name);
+    if (i < 0) fail_msg("%s is not registered", name);
+    struct pc_machine_model m;
+    hand_model(&m);
+    return pc_registry_get(i)->estimate(p, &params, &m);
+}
+#define EXPECT_P(name, prob, params, want)                                                                      \
+    do {                                                                                                        \
+        double got_ = estimate_params(name, prob, params), want_ = (want);                                        \
+        if (fabs(got_ - want_) > 1e-9 * (1 + fabs(want_)))                                                      \
+            fail_msg("%s (line %d): estimate %.9f us, by hand %.9f us", name, __LINE__, got_, want_);            \
+    } while (0)
+
+static struct pc_problem ar_nodes(int nodes, int ppn, int count, uint64_t elem)
+{
+    struct pc_problem p = ar(nodes * ppn, count, elem);
+    p.shape.nnodes = nodes;
+    p.shape.min_ppn = p.shape.max_ppn = ppn;
+    p.shape.ranks_by_node = true;
+    return p;
+}
+
+static void test_allreduce_hierarchical_one_node(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar_nodes(1, 4, 1000, 8); /* n = 8000 B */
+    /* leader: copy 1 (1 + 0.8) + bcast 1.8 + comp 3 * 8000 * 0.0005 = 12 */
+    EXPECT_P("allreduce.leader", &p, ((struct pc_params){0}), 15.6);
+    /* 2 leaders: copy 2 (1 + 0.4) = 2.8, bcast 2.8, comp 3 * 4000 * 0.0005 = 6 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2}), 11.6);
+    /* 4 leaders = ppn: copy 3 (1 + 0.2) = 3.6, bcast 4 (1.2) = 4.8, comp 3 * 2000 * 0.0005 = 3 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 4}), 11.4);
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 99}), 11.4); /* clamped to the node */
+    /* one node, nothing flies: 3.6 + 4.8 + 3/4 + max(3 * 3/4, 0) = the unpipelined 11.4 */
+    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 4, .segments = 4}), 11.4);
+    p = ar_nodes(1, 1, 1000, 8);
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2}), 0.0); /* one rank */
+}
+
+static void test_allreduce_hierarchical_two_nodes(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar_nodes(2, 4, 1000, 8); /* n = 8000 B, h = 2 */
+    /* 2 leaders, rd: 2.8 + 2.8 + 6 + lg 2 (1 + 4000 (0.0002 + 0.0005)) = 11.6 + 3.8 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 15.4);
+    /* rsag on 2: 2 alpha + 2 (1/2) 4000 beta + (1/2) 4000 gamma = 2 + 0.8 + 1.0 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 1}), 15.4);
+    /* mpi (native.c above 2 KiB): 2 alpha + 2 n beta + n gamma = 2 + 1.6 + 2.0 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 2}), 17.2);
+    /* pipelined, k = 4: T_comm = 4 (1 + 1000 * 0.0007) = 6.8; comp 6: 6/4 + max(4.5, 6.8) */
+    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 4}), 13.9);
+    /* k = 2: T_comm = 2 (1 + 2000 * 0.0007) = 4.8; 2.8 + 2.8 + 3 + max(3, 4.8) */
+    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 2}), 13.4);
+    /* one leader: 1.8 + 1.8 + 12 + (1 + 8000 * 0.0007) */
+    EXPECT_P("allreduce.leader", &p, ((struct pc_params){0}), 22.2);
+}
+
+static void test_allreduce_hierarchical_three_nodes(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar_nodes(3, 3, 1000, 8); /* n/l = 8000/3 B per leader, h = 3 folds to 2 */
+    const double part = 8000.0 / 3;
+    double copy = 2 * (1 + part * 0.0001), bcast = 3 * (1 + part * 0.0001), comp = 2 * part * 0.0005;
+    double rd = (1 + part * 0.0007) + 2 * (1 + part * 0.0002) + part * 0.0005;
+    /* by hand: 2.533333 + 3.8 + 2.666667 + (2.866667 + 4.4) = 16.266667 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 3}), copy + bcast + comp + rd);
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 3}), 16.2666666666667);
+}
+
 /* Estimates are finite and non-negative across a sweep, and grow with the message size. */
 static void test_sweep_sane(void **state)
 {
@@ -415,6 +490,9 @@ int main(void)
         cmocka_unit_test(test_allreduce_rabenseifner_pof2),
         cmocka_unit_test(test_allreduce_rabenseifner_non_pof2),
         cmocka_unit_test(test_allreduce_native),
+        cmocka_unit_test(test_allreduce_hierarchical_one_node),
+        cmocka_unit_test(test_allreduce_hierarchical_two_nodes),
+        cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
         cmocka_unit_test(test_sweep_sane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "exec/allreduce/dpml_common.h"
 #include "exec/alltoall/node_aware.h"
 #include "planner/planner.h"
 
@@ -143,9 +144,128 @@ static void test_choose_leaders(void **state)
     assert_int_equal(seen, 7);
 }
 
+/* ---- the hierarchical allreduces: parameters, candidates, applicability ---- */
+
+static struct pc_problem allreduce(int nodes, int ppn, int numa, bool commutative, bool by_node)
+{
+    struct pc_problem p;
+    memset(&p, 0, sizeof p);
+    p.coll = PC_ALLREDUCE;
+    p.shape = (struct pc_shape){.nranks = nodes * ppn, .nnodes = nodes, .min_ppn = ppn, .max_ppn = ppn,
+                                .numa_domains = numa, .ranks_by_node = by_node};
+    p.count = 1000;
+    p.elem_bytes = 8;
+    p.commutative = commutative;
+    p.contiguous = true;
+    return p;
+}
+
+static int variants_of(const char *name, const struct pc_problem *p, struct pc_params *v)
+{
+    const struct pc_algorithm *a = pc_registry_get(pc_registry_find(name));
+    assert_non_null(a);
+    return a->variants(p, v, PC_MAX_VARIANTS);
+}
+
+static void test_parse_inter(void **state)
+{
+    (void)state;
+    struct pc_forced f[4];
+    int n = -1;
+    assert_int_equal(pc_parse_forced("allreduce.dpml_pipelined:leaders=3:segments=5:inter=mpi", PC_ALLREDUCE, f, 4, &n),
+                     PLANCOLL_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(f[0].mask, PC_PARAM_LEADERS | PC_PARAM_SEGMENTS | PC_PARAM_INTER);
+    assert_int_equal(f[0].params.inter, PC_DPML_INTER_MPI);
+    assert_int_equal(pc_parse_forced("allreduce.dpml:inter=rsag", PC_ALLREDUCE, f, 4, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(f[0].params.inter, PC_DPML_INTER_RSAG);
+    assert_int_equal(pc_parse_forced("allreduce.dpml:inter=rd", PC_ALLREDUCE, f, 4, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(f[0].params.inter, PC_DPML_INTER_RD);
+    assert_int_equal(f[0].mask, PC_PARAM_INTER);
+    assert_int_equal(pc_parse_forced("allreduce.dpml:inter=ring", PC_ALLREDUCE, f, 4, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_non_null(strstr(plancoll_error_detail(), "inter=rd|rsag|mpi"));
+    char buf[96];
+    pc_params_format(&(struct pc_params){.leaders = 2, .segments = 4, .inter = PC_DPML_INTER_MPI}, buf, sizeof buf);
+    assert_string_equal(buf, "leaders=2 segments=4 inter=mpi");
+    pc_params_format(&(struct pc_params){.leaders = 2, .inter = PC_DPML_INTER_RD}, buf, sizeof buf);
+    assert_string_equal(buf, "leaders=2"); /* rd is the default */
+}
+
+static void test_allreduce_variants(void **state)
+{
+    (void)state;
+    struct pc_params v[PC_MAX_VARIANTS];
+    /* two nodes of 4 ranks on 2 NUMA domains, commutative op */
+    struct pc_problem p = allreduce(2, 4, 2, true, true);
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 3); /* rd, rsag, mpi */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(v[i].leaders, 1);
+        assert_int_equal(v[i].inter, i);
+    }
+    int n = variants_of("allreduce.dpml", &p, v);
+    assert_int_equal(n, 12); /* leaders 2 and 4, first and numa, three inter-node algorithms */
+    for (int i = 0; i < n; i++) {
+        assert_true(v[i].leaders == 2 || v[i].leaders == 4);
+        assert_int_equal(v[i].segments, 0);
+    }
+    n = variants_of("allreduce.dpml_pipelined", &p, v);
+    assert_int_equal(n, 16); /* leaders 2, 4 x placements 2 x rd, mpi x segments 2, 8 */
+    for (int i = 0; i < n; i++) {
+        assert_true(v[i].segments == 2 || v[i].segments == 8);
+        assert_true(v[i].inter != PC_DPML_INTER_RSAG);
+    }
+    /* non-commutative: no rsag */
+    p = allreduce(2, 4, 1, false, true);
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 2);
+    n = variants_of("allreduce.dpml", &p, v);
+    assert_int_equal(n, 4); /* leaders 2, 4 x rd, mpi */
+    for (int i = 0; i < n; i++) assert_true(v[i].inter != PC_DPML_INTER_RSAG);
+    /* one node: nothing between nodes, one depth */
+    p = allreduce(1, 8, 1, true, true);
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 1);
+    assert_int_equal(variants_of("allreduce.dpml", &p, v), 3); /* 2, 4, 8 */
+    assert_int_equal(variants_of("allreduce.dpml_pipelined", &p, v), 3);
+    /* uneven nodes: up to the smallest, which need not be a power of two */
+    p = allreduce(3, 3, 1, true, true);
+    n = variants_of("allreduce.dpml", &p, v);
+    assert_int_equal(n, 6);
+    assert_int_equal(v[n - 1].leaders, 3);
+    /* single-rank nodes: one leader only */
+    p = allreduce(4, 1, 1, true, true);
+    n = variants_of("allreduce.dpml", &p, v);
+    for (int i = 0; i < n; i++) assert_int_equal(v[i].leaders, 1);
+}
+
+static void test_allreduce_applicability(void **state)
+{
+    (void)state;
+    const char *names[] = {"allreduce.leader", "allreduce.dpml", "allreduce.dpml_pipelined"};
+    for (int i = 0; i < 3; i++) {
+        const struct pc_algorithm *a = pc_registry_get(pc_registry_find(names[i]));
+        struct pc_problem p = allreduce(2, 4, 1, false, false);
+        assert_non_null(a->inapplicable(&p)); /* nodes interleaved: node by node would reorder operands */
+        p = allreduce(2, 4, 1, false, true);
+        assert_null(a->inapplicable(&p));
+        p = allreduce(1, 8, 1, false, true);
+        p.shape.ranks_by_node = false; /* one node is always in rank order */
+        assert_null(a->inapplicable(&p));
+        p = allreduce(2, 4, 1, true, false);
+        assert_null(a->inapplicable(&p)); /* commutative: any layout */
+    }
+    struct pc_problem p = allreduce(7, 1, 1, true, true);
+    assert_int_equal(pc_dpml_leaders_used(&p, 4), 1);
+    p = allreduce(2, 4, 1, true, true);
+    p.shape.min_ppn = 3;
+    assert_int_equal(pc_dpml_leaders_used(&p, 99), 3);
+    assert_int_equal(pc_dpml_leaders_used(&p, 0), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_inter),
+        cmocka_unit_test(test_allreduce_variants),
+        cmocka_unit_test(test_allreduce_applicability),
         cmocka_unit_test(test_parse_params),   cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),
         cmocka_unit_test(test_choose_leaders),

@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include <math.h>
+
 int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     if (plan->in_place || plan->count == 0) return PLANCOLL_SUCCESS;
@@ -32,4 +34,30 @@ int pc_allreduce_fold_out(struct plancoll_plan_s *plan, const struct pc_fold *f,
     if (plan->rank >= 2 * f->rem) return PLANCOLL_SUCCESS;
     if (f->newrank < 0) return pc_allreduce_exchange(plan, plan->rank + 1, NULL, 0, rbuf, plan->count);
     return pc_allreduce_exchange(plan, plan->rank - 1, rbuf, plan->count, NULL, 0);
+}
+
+double pc_allreduce_rd_cost(double P, double n, const struct pc_machine_model *m)
+{
+    if (P <= 1) return 0;
+    double steps = floor(log2(P));
+    double t = steps * (m->alpha_us + n * m->beta_us_per_b + n * m->gamma_us_per_b);
+    if (pow(2, steps) != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
+    return t;
+}
+
+double pc_allreduce_rsag_cost(double P, double n, const struct pc_machine_model *m)
+{
+    if (P <= 1) return 0;
+    double pof2 = pow(2, floor(log2(P)));
+    double t = 2 * log2(pof2) * m->alpha_us + 2 * (pof2 - 1) / pof2 * n * m->beta_us_per_b +
+               (pof2 - 1) / pof2 * n * m->gamma_us_per_b;
+    if (pof2 != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
+    return t;
+}
+
+double pc_allreduce_native_cost(double P, double n, bool commutative, const struct pc_machine_model *m)
+{
+    if (P <= 1) return 0;
+    if (n <= 2048 || !commutative) return ceil(log2(P)) * (m->alpha_us + n * (m->beta_us_per_b + m->gamma_us_per_b));
+    return 2 * ceil(log2(P)) * m->alpha_us + 2 * n * m->beta_us_per_b + n * m->gamma_us_per_b;
 }

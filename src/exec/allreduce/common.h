@@ -15,4 +15,10 @@ int pc_allreduce_fold_in(struct plancoll_plan_s *plan, const struct pc_fold *f, 
 /* The fold's second half: the odd ranks return the result to the even ranks that sat out. */
 int pc_allreduce_fold_out(struct plancoll_plan_s *plan, const struct pc_fold *f, void *rbuf);
 
+/* Cost of one allreduce of n bytes over P ranks (microseconds), the formulas of recursive_doubling.c,
+ * rabenseifner.c and native.c; the hierarchical algorithms charge them for their inter-node part. */
+double pc_allreduce_rd_cost(double P, double n, const struct pc_machine_model *m);
+double pc_allreduce_rsag_cost(double P, double n, const struct pc_machine_model *m);
+double pc_allreduce_native_cost(double P, double n, bool commutative, const struct pc_machine_model *m);
+
 #endif

@@ -1,9 +1,8 @@
 /* allreduce.native: MPI's persistent MPI_Allreduce_init, yield-waited; MPI_Iallreduce on other buffers.
  * Cost: modelled as MPICH's choice, recursive doubling up to 2 KiB, Rabenseifner above. */
-#include <math.h>
 #include <stdlib.h>
 
-#include "../../core/plan.h"
+#include "common.h"
 
 static int setup(struct plancoll_plan_s *plan)
 {
@@ -40,10 +39,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    double P = p->shape.nranks, n = (double)p->count * (double)p->elem_bytes;
-    if (P <= 1) return 0;
-    if (n <= 2048 || !p->commutative) return ceil(log2(P)) * (m->alpha_us + n * (m->beta_us_per_b + m->gamma_us_per_b));
-    return 2 * ceil(log2(P)) * m->alpha_us + 2 * n * m->beta_us_per_b + n * m->gamma_us_per_b;
+    return pc_allreduce_native_cost(p->shape.nranks, (double)p->count * (double)p->elem_bytes, p->commutative, m);
 }
 
 const struct pc_algorithm pc_allreduce_native = {

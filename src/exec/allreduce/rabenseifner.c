@@ -4,7 +4,6 @@
  * exactly one rank and then copied, so every rank ends bit-identical. The halving reorders operands, so the op
  * must be commutative. Cost: 2 lg(pof2) alpha + 2 (pof2-1)/pof2 n beta + (pof2-1)/pof2 n gamma, plus,
  * when P is not a power of two, 2 (alpha + n beta) + n gamma for the fold in and out. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "../schedule.h"
@@ -76,13 +75,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    double P = p->shape.nranks, n = (double)p->count * (double)p->elem_bytes;
-    if (P <= 1) return 0;
-    double pof2 = pow(2, floor(log2(P)));
-    double t = 2 * log2(pof2) * m->alpha_us + 2 * (pof2 - 1) / pof2 * n * m->beta_us_per_b +
-               (pof2 - 1) / pof2 * n * m->gamma_us_per_b;
-    if (pof2 != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
-    return t;
+    return pc_allreduce_rsag_cost(p->shape.nranks, (double)p->count * (double)p->elem_bytes, m);
 }
 
 const struct pc_algorithm pc_allreduce_rabenseifner = {

@@ -3,7 +3,6 @@
  * data) on the same operands, so every rank ends bit-identical and non-commutative ops keep rank order.
  * Cost (seed 004 eq. 1, with the fold made explicit): lg(pof2)(alpha + n beta + n gamma), plus, when P is not a
  * power of two, 2 (alpha + n beta) + n gamma for the fold in and out. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "../schedule.h"
@@ -65,12 +64,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    double P = p->shape.nranks, n = (double)p->count * (double)p->elem_bytes;
-    if (P <= 1) return 0;
-    double steps = floor(log2(P));
-    double t = steps * (m->alpha_us + n * m->beta_us_per_b + n * m->gamma_us_per_b);
-    if (pow(2, steps) != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
-    return t;
+    return pc_allreduce_rd_cost(p->shape.nranks, (double)p->count * (double)p->elem_bytes, m);
 }
 
 const struct pc_algorithm pc_allreduce_recursive_doubling = {

@@ -1,0 +1,594 @@
+/* Hierarchical allreduce over the node's shared segment (seed 004 sections 2.1 and 4; ALGORITHMS.md R3-R5).
+ *
+ * l leaders per node (the first l node ranks, or spread over the NUMA domains); partition j of the vector (and
+ * its k sub-partitions, dpml_sched.h) belongs to leader j. One execution:
+ *   1. every rank hands its input over: either it publishes where its buffer lies, when the buffer came from
+ *      plancoll_malloc (the leaders then read it in place: one copy less), or it copies partition j into leader
+ *      j's area IN[j][i] of the segment, for every j but its own leader index (a leader reads its own input in
+ *      place); one sequence-numbered flag per rank counts the partitions handed over;
+ *   2. leader j reduces partition j of the ppn inputs into RES, sub-partition by sub-partition, in cache-sized
+ *      chunks, in node-rank order: RES = D_0 op (D_1 op (... op D_ppn-1)), associativity only, so the order is
+ *      fixed (bits identical run to run) and a non-commutative op keeps rank order;
+ *   3. with several nodes, leader j runs the allreduce of each sub-partition with leader j of the other nodes
+ *      (nonblocking: sub-partition s flies while s+1 is reduced): plancoll's recursive doubling or reduce-scatter
+ *      + allgather as step lists (dpml_sched.c) on point-to-point messages, or MPI's persistent allreduce on the
+ *      layout's leader communicator (one made at plan time when NUMA placement picks different node ranks on
+ *      different nodes); each finished sub-partition is announced with a flag;
+ *   4. every rank copies each sub-partition of RES into its receive buffer as soon as its flag is up; a leader
+ *      of a single node copies its own partition chunk by chunk while the chunk is still in cache, and a leader
+ *      with exchanges in flight copies other leaders' partitions while it waits.
+ * Each element is reduced once, by its leader, in a fixed order, and then copied: every rank holds the same bits.
+ * With several nodes the node partials combine in node order, which is rank order when every node holds
+ * consecutive ranks (needed for non-commutative ops: pc_dpml_inapplicable).
+ *
+ * Synchronisation without a barrier per execution: leader j writes RES_j only once every rank has handed
+ * partition j over for this execution, so every rank has finished copying the previous execution's RES; a
+ * rank rewrites its IN slots (or, in place, its buffer) only after every leader announced its partition, so no
+ * leader still reads them; a rank whose buffer is read in place returns only after the same announcements. The
+ * segment is shared by every plan of the communicator: when another plan used it since this plan's last
+ * execution, a node barrier comes first (pc_segment_claim).
+ *
+ * Cost (seed 004 eq. 2-7; a' = alpha and b' = copy of the model, h nodes, the largest node's ppn):
+ *   T_bcast = l (alpha + copy n/l)                                (eq. 6)
+ *   T_copy  = l (alpha + copy n/l), or (l-1)(alpha + copy n/l) when every rank leads (l = ppn: a leader keeps
+ *             its own partition, which eq. 2 charges anyway)
+ *   T_comp = (ppn - 1) (n/l) gamma                                (eq. 3 as printed, (p/(h l) - 1) n c, charges a
+ *                                                                  leader the whole vector; it reduces only n/l)
+ *   T_comm = k T_inter(h, n/(l k))   (rd: ceil(lg h)(alpha k + n beta/l + n gamma/l), eq. 4-5; rsag and mpi: the
+ *                                     formulas of rabenseifner.c and native.c)
+ *   k = 1: T = T_copy + T_bcast + T_comp + T_comm                 (eq. 7)
+ *   k > 1: T = T_copy + T_bcast + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's reduction
+ *                                                                  cannot overlap; the rest overlaps the exchanges) */
+#include "dpml_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/plan.h"
+#include "../../shm/heap.h"
+#include "../../shm/layout.h"
+#include "../../shm/wait.h"
+#include "../alltoall/node_aware.h"
+#include "common.h"
+#include "dpml_sched.h"
+
+#define PC_TAG_DPML (PC_TAG_ALLREDUCE + 100) /* + sub-partition: concurrent exchanges never match each other */
+#define CHUNK_BYTES 16384                   /* the accumulator stays in L1 while ppn inputs stream through it */
+
+/* Where a rank's input lies this execution, when leaders read it in place. */
+struct in_desc {
+    int32_t in_heap, arena;
+    uint64_t offset;
+    char pad[PC_CACHELINE - 16];
+};
+
+/* One sub-partition's inter-node allreduce on plancoll's own step list. */
+struct xsm {
+    const struct pc_xstep *steps;
+    int nsteps, at;
+    bool posted;
+    MPI_Request req[2];
+    char *cur, *oth; /* MPI buffer pointers indexed by whole-vector element */
+};
+
+struct dpml {
+    struct pc_dpml_config cfg;
+    bool trivial;                  /* one rank or no element: nothing to share */
+    int N, node, ppn, me, l, k, lead; /* lead: this rank's leader index, -1 for none */
+    int count, pieces;             /* pieces: non-empty sub-partitions */
+    MPI_Aint ext, tlb, text;
+    int size;
+    bool contig;
+    int *leader_rank;              /* [N l]: global rank of leader j of node x */
+    struct pc_segment *seg;
+    int first_flag, nflags;
+    char *res;                     /* RES as an MPI buffer pointer */
+    char **in_slot;                /* [l ppn]: IN[j][i] as an MPI buffer pointer indexed by whole-vector element */
+    struct in_desc *desc;          /* [ppn] */
+    const char **src;              /* [ppn] inputs of this leader's partition, this execution */
+    uint64_t seq, token;
+    uint64_t *copied;              /* [l k]: execution in which this rank copied sub-partition (j, s) back */
+    /* this leader's exchanges with the other nodes */
+    MPI_Comm comm;                 /* inter = mpi: leader j of every node */
+    bool own_comm;
+    MPI_Request *preq;             /* [k] persistent allreduces (inter = mpi) */
+    struct xsm *sm;                /* [k] (inter = rd, rsag) */
+    struct pc_xstep *steps;        /* [k * pc_xsteps_max(N)] */
+    void *tmp_raw;
+    char *tmp;                     /* scratch of one partition, indexed by whole-vector element */
+    uint64_t *started, *finished;  /* [k]: execution in which sub-partition s was started / finished */
+    int inflight;
+};
+
+static inline char *at(const void *buf, const struct dpml *st, int e) { return (char *)buf + (MPI_Aint)e * st->ext; }
+static inline char *data(const void *buf, const struct dpml *st, int e) { return at(buf, st, e) + st->tlb; }
+static inline size_t span(const struct dpml *st, int n) { return pc_dpml_span(n, (size_t)st->ext, (size_t)st->text); }
+static inline _Atomic uint64_t *in_flag(const struct dpml *st, int i) { return pc_segment_flag(st->seg, st->first_flag + i); }
+static inline _Atomic uint64_t *res_flag(const struct dpml *st, int j, int s)
+{
+    return pc_segment_flag(st->seg, st->first_flag + st->ppn + j * st->k + s);
+}
+static inline int rank_of(const struct pc_layout *L, int node, int local) { return L->node_ranks[L->node_first[node] + local]; }
+
+/* ---- configuration, applicability, candidates -------------------------------------------------------------- */
+
+struct pc_dpml_config pc_dpml_config_of(enum pc_dpml_form form, const struct pc_params *p)
+{
+    struct pc_dpml_config c = {.leaders = form == PC_DPML_LEADER ? 1 : p->leaders,
+                               .numa_spread = form != PC_DPML_LEADER && p->placement == 1,
+                               .segments = 1,
+                               .inter = p->inter};
+    if (form == PC_DPML_PIPELINED) c.segments = p->segments > 0 ? p->segments : 4;
+    return c;
+}
+
+int pc_dpml_leaders_used(const struct pc_problem *p, int requested)
+{
+    int l = requested < 1 ? 1 : requested;
+    return l > p->shape.min_ppn ? p->shape.min_ppn : l;
+}
+
+const char *pc_dpml_inapplicable(const struct pc_problem *p)
+{
+    if (!p->commutative && p->shape.nnodes > 1 && !p->shape.ranks_by_node)
+        return "a non-commutative op needs every node to hold consecutive ranks (node by node would reorder operands)";
+    return NULL;
+}
+
+int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c, struct pc_params *out, int max)
+{
+    int n = 0, top = p->shape.min_ppn < 1 ? 1 : p->shape.min_ppn;
+    if (c->last_leaders > 0 && top > c->last_leaders) top = c->last_leaders;
+    int inters[3], ninter = 0;
+    inters[ninter++] = PC_DPML_INTER_RD;
+    if (p->shape.nnodes > 1) {
+        if (p->commutative && c->rsag) inters[ninter++] = PC_DPML_INTER_RSAG;
+        inters[ninter++] = PC_DPML_INTER_MPI;
+    }
+    const int one_seg = 0, *segs = c->nsegs > 0 ? c->segs : &one_seg, nsegs = c->nsegs > 0 ? c->nsegs : 1;
+    int l = c->first_leaders < 1 ? 1 : c->first_leaders > top ? top : c->first_leaders;
+    for (;;) {
+        for (int placement = 0; placement < 2; placement++) {
+            if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;
+            for (int i = 0; i < ninter; i++)
+                for (int s = 0; s < nsegs && n < max; s++)
+                    out[n++] = (struct pc_params){.leaders = l, .placement = placement, .segments = segs[s], .inter = inters[i]};
+        }
+        if (l == top) break;
+        l = l * 2 > top ? top : l * 2;
+    }
+    return n;
+}
+
+/* ---- cost ------------------------------------------------------------------------------------------------- */
+
+double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, const struct pc_machine_model *m)
+{
+    switch (inter) {
+    case PC_DPML_INTER_RSAG: return pc_allreduce_rsag_cost(h, bytes, m);
+    case PC_DPML_INTER_MPI: return pc_allreduce_native_cost(h, bytes, p->commutative, m);
+    default: return pc_allreduce_rd_cost(h, bytes, m);
+    }
+}
+
+double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m)
+{
+    if (p->shape.nranks <= 1) return 0;
+    double n = (double)p->count * (double)p->elem_bytes, h = p->shape.nnodes, ppn = p->shape.max_ppn;
+    double l = pc_dpml_leaders_used(p, cfg->leaders), k = cfg->segments < 1 ? 1 : cfg->segments;
+    /* a non-leader hands over all l partitions; when every rank leads, each keeps its own */
+    double handed = l < ppn ? l : l - 1;
+    double t_copy = handed * (m->alpha_us + m->copy_us_per_b * n / l), t_bcast = l * (m->alpha_us + m->copy_us_per_b * n / l);
+    double t_comp = (ppn - 1) * (n / l) * m->gamma_us_per_b;
+    double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), m) : 0;
+    if (k == 1) return t_copy + t_bcast + t_comp + t_comm;
+    double rest = t_comp * (k - 1) / k;
+    return t_copy + t_bcast + t_comp / k + (rest > t_comm ? rest : t_comm);
+}
+
+/* ---- set-up ---------------------------------------------------------------------------------------------- */
+
+static int choose_leaders(struct plancoll_plan_s *plan, struct dpml *st, bool *same_everywhere)
+{
+    const struct pc_layout *L = plan->layout;
+    st->leader_rank = malloc(sizeof(int) * (size_t)st->N * (size_t)st->l);
+    int *numa = malloc(sizeof(int) * (size_t)L->size), *pick = malloc(sizeof(int) * 2 * (size_t)st->l);
+    if (!st->leader_rank || !numa || !pick) {
+        free(numa);
+        free(pick);
+        return pc_error(PLANCOLL_ERR_NOMEM, "leaders");
+    }
+    int *first = pick + st->l;
+    *same_everywhere = true;
+    st->lead = -1;
+    for (int x = 0; x < st->N; x++) {
+        for (int i = 0; i < L->node_sizes[x]; i++) numa[i] = L->numa_of_rank[rank_of(L, x, i)];
+        pc_na_choose_leaders(numa, L->node_sizes[x], L->max_numa, st->l, st->cfg.numa_spread, pick);
+        for (int j = 0; j < st->l; j++) {
+            st->leader_rank[x * st->l + j] = rank_of(L, x, pick[j]);
+            if (x == st->node && pick[j] == st->me) st->lead = j;
+            if (x == 0) first[j] = pick[j];
+            else if (first[j] != pick[j]) *same_everywhere = false;
+        }
+    }
+    free(numa);
+    free(pick);
+    return PLANCOLL_SUCCESS;
+}
+
+/* The leaders' exchanges: step lists and scratch, or MPI persistent allreduces on a leader communicator. */
+static int setup_inter(struct plancoll_plan_s *plan, struct dpml *st, bool same_everywhere)
+{
+    const struct pc_layout *L = plan->layout;
+    const int j = st->lead, k = st->k;
+    st->started = calloc((size_t)k, sizeof(uint64_t));
+    st->finished = calloc((size_t)k, sizeof(uint64_t));
+    if (!st->started || !st->finished) return pc_error(PLANCOLL_ERR_NOMEM, "dpml exchange state");
+    if (st->cfg.inter == PC_DPML_INTER_MPI) {
+        /* Leader j is the same node rank on every node (always with first-l placement): the layout's leader
+         * communicator of that node rank is exactly leader j of every node. Otherwise one is made here
+         * (collective over every rank; the same decision everywhere, as every rank computed every node's picks). */
+        if (same_everywhere) {
+            st->comm = L->leader_comm;
+        } else {
+            PC_MPI_CHECK(MPI_Comm_split(plan->comm, j >= 0 ? j : MPI_UNDEFINED, st->node, &st->comm));
+            st->own_comm = st->comm != MPI_COMM_NULL;
+        }
+        if (j < 0) return PLANCOLL_SUCCESS;
+        st->preq = malloc(sizeof(MPI_Request) * (size_t)k);
+        if (!st->preq) return pc_error(PLANCOLL_ERR_NOMEM, "dpml requests");
+        for (int s = 0; s < k; s++) {
+            st->preq[s] = MPI_REQUEST_NULL;
+            int lo = pc_dpml_sub_lo(st->count, st->l, k, j, s), n = pc_dpml_sub_count(st->count, st->l, k, j, s);
+            if (n > 0)
+                PC_MPI_CHECK(MPI_Allreduce_init(MPI_IN_PLACE, at(st->res, st, lo), n, plan->rtype.type, plan->red.op,
+                                                st->comm, MPI_INFO_NULL, &st->preq[s]));
+        }
+        return PLANCOLL_SUCCESS;
+    }
+    if (j < 0) return PLANCOLL_SUCCESS;
+    int part_lo = pc_dpml_part_lo(st->count, st->l, j), part_n = pc_dpml_part_count(st->count, st->l, j);
+    int err = pc_alloc_typed(part_n, &plan->rtype, &st->tmp_raw, (void **)&st->tmp);
+    if (err) return err;
+    st->tmp -= (MPI_Aint)part_lo * st->ext; /* indexed by whole-vector element, like RES */
+    int max = pc_xsteps_max(st->N);
+    st->sm = calloc((size_t)k, sizeof *st->sm);
+    st->steps = malloc(sizeof(struct pc_xstep) * (size_t)k * (size_t)max);
+    if (!st->sm || !st->steps) return pc_error(PLANCOLL_ERR_NOMEM, "dpml step lists");
+    for (int s = 0; s < k; s++) {
+        int n = pc_dpml_sub_count(st->count, st->l, k, j, s);
+        struct pc_xstep *list = st->steps + (size_t)s * (size_t)max;
+        st->sm[s].steps = list;
+        st->sm[s].nsteps = st->cfg.inter == PC_DPML_INTER_RSAG ? pc_xsteps_rsag(st->node, st->N, n, list, max)
+                                                                : pc_xsteps_recursive_doubling(st->node, st->N, n, list, max);
+        if (st->sm[s].nsteps > max) return pc_error(PLANCOLL_ERR_ARGUMENT, "dpml: step list overflow");
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg)
+{
+    struct pc_layout *L = plan->layout;
+    struct dpml *st = calloc(1, sizeof *st);
+    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "dpml state");
+    plan->impl = st;
+    st->cfg = *cfg;
+    st->comm = MPI_COMM_NULL;
+    st->count = plan->count;
+    st->ext = plan->rtype.extent;
+    st->tlb = plan->rtype.true_lb;
+    st->text = plan->rtype.true_extent;
+    st->size = plan->rtype.size;
+    st->contig = plan->rtype.contiguous;
+    st->trivial = plan->size == 1 || st->count == 0;
+    if (st->trivial) return PLANCOLL_SUCCESS;
+    if (cfg->inter < 0 || cfg->inter > PC_DPML_INTER_MPI) return pc_error(PLANCOLL_ERR_ARGUMENT, "dpml: inter-node algorithm %d", cfg->inter);
+    if (st->ext <= 0 || (st->count > 1 && st->text > st->ext))
+        return pc_error(PLANCOLL_ERR_INAPPLICABLE, "the datatype's elements overlap (true extent beyond extent): "
+                                                   "partitions could not be written side by side");
+    st->N = L->nnodes;
+    st->node = L->node_id;
+    st->ppn = L->node_size;
+    st->me = L->node_rank;
+    st->l = pc_dpml_leaders_used(&plan->prob, cfg->leaders);
+    st->k = cfg->segments < 1 ? 1 : cfg->segments;
+    if (st->N > 1 && cfg->inter == PC_DPML_INTER_RSAG && !plan->prob.commutative)
+        return pc_error(PLANCOLL_ERR_INAPPLICABLE, "inter=rsag reorders operands: needs a commutative op");
+    bool same_everywhere = true;
+    int err = choose_leaders(plan, st, &same_everywhere);
+    if (err) return err;
+
+    size_t *in_off = malloc(sizeof(size_t) * 2 * (size_t)st->l), res_off, desc_off;
+    if (!in_off) return pc_error(PLANCOLL_ERR_NOMEM, "dpml layout");
+    size_t *in_stride = in_off + st->l;
+    size_t bytes = pc_dpml_segment_layout(st->count, st->l, st->ppn, (size_t)st->ext, (size_t)st->text, in_off, in_stride,
+                                          &res_off, &desc_off);
+    st->nflags = st->ppn + st->l * st->k;
+    err = pc_segment_acquire(L, bytes, st->nflags, &st->seg, &st->first_flag);
+    if (err) {
+        free(in_off);
+        return err;
+    }
+    char *base = st->seg->base;
+    st->res = base + res_off - st->tlb;
+    st->desc = (struct in_desc *)(base + desc_off);
+    st->in_slot = malloc(sizeof(char *) * (size_t)st->l * (size_t)st->ppn);
+    st->src = malloc(sizeof(char *) * (size_t)st->ppn);
+    st->copied = calloc((size_t)st->l * (size_t)st->k, sizeof(uint64_t));
+    if (!st->in_slot || !st->src || !st->copied) {
+        free(in_off);
+        return pc_error(PLANCOLL_ERR_NOMEM, "dpml state");
+    }
+    for (int j = 0; j < st->l; j++) {
+        MPI_Aint lo = pc_dpml_part_lo(st->count, st->l, j);
+        for (int i = 0; i < st->ppn; i++)
+            st->in_slot[j * st->ppn + i] = base + in_off[j] + (size_t)i * in_stride[j] - st->tlb - lo * st->ext;
+    }
+    free(in_off);
+    for (int j = 0; j < st->l; j++)
+        for (int s = 0; s < st->k; s++) st->pieces += pc_dpml_sub_count(st->count, st->l, st->k, j, s) > 0;
+    st->token = pc_segment_new_user();
+    return st->N > 1 ? setup_inter(plan, st, same_everywhere) : PLANCOLL_SUCCESS;
+}
+
+int pc_dpml_setup_form(struct plancoll_plan_s *plan, enum pc_dpml_form form)
+{
+    struct pc_dpml_config c = pc_dpml_config_of(form, &plan->params);
+    return pc_dpml_setup(plan, &c);
+}
+
+void pc_dpml_teardown(struct plancoll_plan_s *plan)
+{
+    struct dpml *st = plan->impl;
+    if (!st) return;
+    if (st->preq)
+        for (int s = 0; s < st->k; s++)
+            if (st->preq[s] != MPI_REQUEST_NULL) MPI_Request_free(&st->preq[s]);
+    if (st->own_comm) MPI_Comm_free(&st->comm);
+    if (st->seg) pc_segment_release(st->seg, st->first_flag, st->nflags);
+    free(st->preq);
+    free(st->sm);
+    free(st->steps);
+    free(st->tmp_raw);
+    free(st->started);
+    free(st->finished);
+    free(st->leader_rank);
+    free(st->in_slot);
+    free(st->src);
+    free(st->copied);
+    free(st);
+    plan->impl = NULL;
+}
+
+/* ---- execution ------------------------------------------------------------------------------------------ */
+
+/* Step 1: publish where the input lies, or copy its partitions into the leaders' areas. */
+static void hand_over(const struct plancoll_plan_s *plan, struct dpml *st, const char *in)
+{
+    struct in_desc *d = &st->desc[st->me];
+    int arena = 0;
+    size_t offset = 0;
+    d->in_heap = pc_heap_find(plan->layout, in + st->tlb, span(st, st->count), &arena, &offset);
+    d->arena = arena;
+    d->offset = offset;
+    if (d->in_heap) {
+        pc_flag_post(in_flag(st, st->me), pc_dpml_in_value(st->seq, st->l, st->l));
+        return;
+    }
+    for (int t = 0; t < st->l; t++) {
+        int j = pc_dpml_copy_part(st->me, st->l, t), lo = pc_dpml_part_lo(st->count, st->l, j);
+        int n = pc_dpml_part_count(st->count, st->l, j);
+        /* the gaps of a non-contiguous type come along: the slot is plancoll's, and they lie inside the buffer */
+        if (j != st->lead && n > 0) memcpy(data(st->in_slot[j * st->ppn + st->me], st, lo), data(in, st, lo), span(st, n));
+        pc_flag_post(in_flag(st, st->me), pc_dpml_in_value(st->seq, st->l, t + 1));
+    }
+}
+
+/* RES[lo, lo+n) = D_0 op (D_1 op (... op D_ppn-1)), chunk by chunk; hot = also copy each chunk to the caller's
+ * receive buffer while it is in cache (single node, contiguous type: the result is final). */
+static int reduce_piece(const struct plancoll_plan_s *plan, const struct dpml *st, int lo, int n, char *hot)
+{
+    const struct pc_reduction *r = &plan->red;
+    const int p = st->ppn;
+    int chunk = n;
+    if (r->fast && st->contig) {
+        chunk = (int)(CHUNK_BYTES / (size_t)st->ext);
+        if (chunk < 1) chunk = 1;
+    }
+    for (int a = lo, c; a < lo + n; a += c) {
+        c = lo + n - a < chunk ? lo + n - a : chunk;
+        int err = PLANCOLL_SUCCESS;
+        if (p == 1) {
+            memcpy(data(st->res, st, a), data(st->src[0], st, a), span(st, c));
+        } else if (p == 2 && hot && r->fast3d && hot != st->src[st->me]) { /* in place: hot is an input */
+            err = pc_reduce3_dup(r, at(st->src[0], st, a), at(st->src[1], st, a), at(st->res, st, a), at(hot, st, a), c);
+            if (err) return err;
+            continue;
+        } else {
+            err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), at(st->res, st, a), c);
+            for (int i = p - 3; i >= 0 && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), at(st->res, st, a), c);
+        }
+        if (err) return err;
+        if (hot) memcpy(data(hot, st, a), data(st->res, st, a), (size_t)c * (size_t)st->size);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static int post_step(const struct plancoll_plan_s *plan, const struct dpml *st, struct xsm *sm, int s, int base)
+{
+    const struct pc_xstep *x = &sm->steps[sm->at];
+    int peer = st->leader_rank[x->peer * st->l + st->lead];
+    sm->req[0] = sm->req[1] = MPI_REQUEST_NULL;
+    if (x->recv_n > 0)
+        PC_MPI_CHECK(MPI_Irecv(at(x->reduce == PC_XS_PLAIN ? sm->cur : sm->oth, st, base + x->recv_lo), x->recv_n,
+                               plan->rtype.type, peer, PC_TAG_DPML + s, plan->comm, &sm->req[0]));
+    if (x->send_n > 0)
+        PC_MPI_CHECK(MPI_Isend(at(sm->cur, st, base + x->send_lo), x->send_n, plan->rtype.type, peer, PC_TAG_DPML + s,
+                               plan->comm, &sm->req[1]));
+    sm->posted = true;
+    return PLANCOLL_SUCCESS;
+}
+
+/* Advances sub-partition s's step list as far as its messages allow; *done when the result is in RES. */
+static int advance(const struct plancoll_plan_s *plan, struct dpml *st, int s, bool *done)
+{
+    struct xsm *sm = &st->sm[s];
+    const int base = pc_dpml_sub_lo(st->count, st->l, st->k, st->lead, s);
+    *done = false;
+    while (sm->at < sm->nsteps) {
+        if (!sm->posted) {
+            int err = post_step(plan, st, sm, s, base);
+            if (err) return err;
+        }
+        int f0 = 1, f1 = 1;
+        PC_MPI_CHECK(MPI_Test(&sm->req[0], &f0, MPI_STATUS_IGNORE));
+        PC_MPI_CHECK(MPI_Test(&sm->req[1], &f1, MPI_STATUS_IGNORE));
+        if (!f0 || !f1) return PLANCOLL_SUCCESS;
+        const struct pc_xstep *x = &sm->steps[sm->at];
+        int err = PLANCOLL_SUCCESS;
+        if (x->reduce == PC_XS_PEER_FIRST) {
+            err = pc_reduce(&plan->red, at(sm->oth, st, base + x->recv_lo), at(sm->cur, st, base + x->recv_lo), x->recv_n);
+        } else if (x->reduce == PC_XS_MINE_FIRST) {
+            err = pc_reduce(&plan->red, at(sm->cur, st, base), at(sm->oth, st, base), x->recv_n);
+            char *t = sm->cur;
+            sm->cur = sm->oth;
+            sm->oth = t;
+        }
+        if (err) return err;
+        sm->at++;
+        sm->posted = false;
+    }
+    if (sm->cur != st->res) {
+        int n = pc_dpml_sub_count(st->count, st->l, st->k, st->lead, s);
+        memcpy(data(st->res, st, base), data(sm->cur, st, base), span(st, n));
+    }
+    *done = true;
+    return PLANCOLL_SUCCESS;
+}
+
+static int start_exchange(struct dpml *st, int s)
+{
+    st->started[s] = st->seq;
+    st->inflight++;
+    if (st->preq) {
+        PC_MPI_CHECK(MPI_Start(&st->preq[s]));
+        return PLANCOLL_SUCCESS;
+    }
+    struct xsm *sm = &st->sm[s];
+    sm->at = 0;
+    sm->posted = false;
+    sm->cur = st->res;
+    sm->oth = st->tmp;
+    return PLANCOLL_SUCCESS;
+}
+
+/* Moves every exchange in flight along; announces each finished sub-partition to the node. */
+static int progress_exchanges(const struct plancoll_plan_s *plan, struct dpml *st, bool *moved)
+{
+    for (int s = 0; s < st->k && st->inflight > 0; s++) {
+        if (st->started[s] != st->seq || st->finished[s] == st->seq) continue;
+        bool done = false;
+        if (st->preq) {
+            int flag = 0;
+            PC_MPI_CHECK(MPI_Test(&st->preq[s], &flag, MPI_STATUS_IGNORE));
+            done = flag != 0;
+        } else {
+            int err = advance(plan, st, s, &done);
+            if (err) return err;
+        }
+        if (!done) continue;
+        st->finished[s] = st->seq;
+        st->inflight--;
+        pc_flag_post(res_flag(st, st->lead, s), st->seq);
+        *moved = true;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+/* Steps 2-3 for leader j: reduce each sub-partition, then announce it (one node) or start its exchange. */
+static int lead_partition(const struct plancoll_plan_s *plan, struct dpml *st, const char *in, char *rbuf)
+{
+    const struct pc_layout *L = plan->layout;
+    const int j = st->lead;
+    if (pc_dpml_part_count(st->count, st->l, j) == 0) return PLANCOLL_SUCCESS;
+    for (int i = 0; i < st->ppn; i++) {
+        if (i == st->me) {
+            st->src[i] = in;
+            continue;
+        }
+        pc_flag_wait(L, in_flag(st, i), pc_dpml_in_ready(st->seq, st->l, i, j));
+        const struct in_desc *d = &st->desc[i];
+        st->src[i] = d->in_heap ? (const char *)pc_heap_peer_address(L, i, d->arena, (size_t)d->offset) - st->tlb
+                                : st->in_slot[j * st->ppn + i];
+    }
+    char *hot = st->N == 1 && st->contig ? rbuf : NULL;
+    for (int s = 0; s < st->k; s++) {
+        int lo = pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
+        if (n == 0) continue;
+        int err = reduce_piece(plan, st, lo, n, hot);
+        if (err) return err;
+        if (st->N == 1) {
+            pc_flag_post(res_flag(st, j, s), st->seq);
+            if (hot) st->copied[j * st->k + s] = st->seq;
+            continue;
+        }
+        if ((err = start_exchange(st, s))) return err;
+        bool moved = false;
+        if ((err = progress_exchanges(plan, st, &moved))) return err;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static int copy_back(const struct plancoll_plan_s *plan, const struct dpml *st, char *rbuf, int lo, int n)
+{
+    if (st->contig) {
+        memcpy(data(rbuf, st, lo), data(st->res, st, lo), (size_t)n * (size_t)st->size);
+        return PLANCOLL_SUCCESS;
+    }
+    return pc_copy_typed(plan, at(st->res, st, lo), n, &plan->rtype, at(rbuf, st, lo), n, &plan->rtype);
+}
+
+/* Step 4: copy every sub-partition back as it is announced (a leader moves its exchanges along meanwhile). */
+static int collect(const struct plancoll_plan_s *plan, struct dpml *st, char *rbuf)
+{
+    const struct pc_layout *L = plan->layout;
+    int done = 0;
+    for (int i = 0; i < st->l * st->k; i++) done += st->copied[i] == st->seq;
+    struct pc_waiter w;
+    pc_waiter_init(&w, L->wait_mode, L->oversubscribed);
+    const int first = st->lead >= 0 ? st->lead : st->me % st->l;
+    while (done < st->pieces || st->inflight > 0) {
+        bool moved = false;
+        if (st->inflight > 0) {
+            int err = progress_exchanges(plan, st, &moved);
+            if (err) return err;
+        }
+        for (int t = 0; t < st->l; t++) {
+            int j = (first + t) % st->l;
+            for (int s = 0; s < st->k; s++) {
+                int n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
+                if (n == 0 || st->copied[j * st->k + s] == st->seq) continue;
+                if (atomic_load_explicit(res_flag(st, j, s), memory_order_acquire) < st->seq) continue;
+                int err = copy_back(plan, st, rbuf, pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n);
+                if (err) return err;
+                st->copied[j * st->k + s] = st->seq;
+                done++;
+                moved = true;
+            }
+        }
+        if (!moved) pc_waiter_pause(&w);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_dpml_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    struct dpml *st = plan->impl;
+    if (st->trivial) return pc_allreduce_start(plan, sbuf, rbuf);
+    if (!pc_segment_claim(st->seg, st->token)) pc_node_barrier(plan->layout);
+    st->seq++;
+    const char *in = plan->in_place ? rbuf : sbuf;
+    hand_over(plan, st, in);
+    int err = st->lead >= 0 ? lead_partition(plan, st, in, rbuf) : PLANCOLL_SUCCESS;
+    return err ? err : collect(plan, st, rbuf);
+}

@@ -1,0 +1,37 @@
+/* allreduce.dpml_pipelined (seed 004 section 4.2; ALGORITHMS.md R5): DPML with each leader's partition cut into
+ * k sub-partitions; the leader starts a nonblocking inter-node allreduce of sub-partition s as soon as it has
+ * reduced it, so the reduction of s+1 overlaps the flight of s, and the node's ranks copy each sub-partition
+ * back as soon as its exchange is done. Parameters: those of allreduce.dpml and segments = k. Engine
+ * dpml_common.c; cost (seed 004 eq. 5 and 7, eq. 3 corrected, with the overlap):
+ *   T_copy + T_bcast + T_comp / k + max(T_comp (k-1)/k, k T_inter(h, n/(l k))), T_comp = (ppn-1)(n/l) gamma,
+ *   T_copy and T_bcast those of allreduce.dpml. */
+#include "dpml_common.h"
+
+static int variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    /* Two depths when something flies between nodes (one otherwise), and rsag left to forcing (at two nodes it
+     * is recursive doubling's single exchange): nodes of up to 16 ranks fit PC_MAX_VARIANTS (4 x 2 x 2 x 2). */
+    const int segs[2] = {2, 8};
+    const struct pc_dpml_choices c = {.first_leaders = p->shape.min_ppn > 1 ? 2 : 1, .segs = segs,
+                                      .nsegs = p->shape.nnodes > 1 ? 2 : 1};
+    return pc_dpml_variants(p, &c, out, max);
+}
+
+static int setup(struct plancoll_plan_s *plan) { return pc_dpml_setup_form(plan, PC_DPML_PIPELINED); }
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    return pc_dpml_estimate_form(PC_DPML_PIPELINED, p, params, m);
+}
+
+const struct pc_algorithm pc_allreduce_dpml_pipelined = {
+    .name = "allreduce.dpml_pipelined",
+    .collective = PC_ALLREDUCE,
+    .summary = "DPML with k sub-partitions per leader: nonblocking inter-node allreduces overlap the reduction",
+    .inapplicable = pc_dpml_inapplicable,
+    .variants = variants,
+    .estimate = estimate,
+    .setup = setup,
+    .execute = pc_dpml_execute,
+    .teardown = pc_dpml_teardown,
+};

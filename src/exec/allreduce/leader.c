@@ -1,0 +1,32 @@
+/* allreduce.leader (seed 004 section 2.1; ALGORITHMS.md R3): one leader per node, the hierarchical allreduce of
+ * MPI libraries. The node's ranks hand their vectors to the leader through the shared segment (or it reads
+ * plancoll_malloc buffers in place), the leader reduces them in node-rank order, runs the inter-node allreduce
+ * with the other nodes' leaders, and every rank copies the result back. Parameter: inter (the leaders'
+ * allreduce: rd, rsag or mpi). Engine dpml_common.c with l = 1 and no pipeline; cost (seed 004 eq. 7 at l = 1):
+ *   (1 or 0 when ppn = 1) (alpha + copy n) + (alpha + copy n) + (ppn - 1) n gamma + T_inter(h, n). */
+#include "dpml_common.h"
+
+static int variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    const struct pc_dpml_choices c = {.first_leaders = 1, .last_leaders = 1, .rsag = true}; /* one per inter */
+    return pc_dpml_variants(p, &c, out, max);
+}
+
+static int setup(struct plancoll_plan_s *plan) { return pc_dpml_setup_form(plan, PC_DPML_LEADER); }
+
+static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    return pc_dpml_estimate_form(PC_DPML_LEADER, p, params, m);
+}
+
+const struct pc_algorithm pc_allreduce_leader = {
+    .name = "allreduce.leader",
+    .collective = PC_ALLREDUCE,
+    .summary = "one leader per node: shared-memory reduce, allreduce among leaders, shared-memory broadcast",
+    .inapplicable = pc_dpml_inapplicable,
+    .variants = variants,
+    .estimate = estimate,
+    .setup = setup,
+    .execute = pc_dpml_execute,
+    .teardown = pc_dpml_teardown,
+};
