@@ -505,6 +505,7 @@ int main(int argc, char **argv)
     fftw_mpi_cleanup();
 #endif
     exit_code = total_bad ? 1 : 0;
+    if (c.rank == 0) printf("# plancoll-transpose-bench finished: exit status %d\n", (int)exit_code);
     fflush(stdout);
     signal(SIGALRM, watchdog);
     alarm(5);
