@@ -7,7 +7,8 @@
  *   2. exchange S -> R with an inner plan: alltoall when every block has the same size (n0 and n1 multiples of
  *      P), else alltoallv; R holds the block of each source q (ln1 x ln0(q)) at start0(q) ln1.
  *   3. unpack: out row j = row j of every source's block side by side (out[j][start0(q) + i] = R_q[j][i]).
- * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read.
+ * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. S
+ * lives in the communicator's node-shared heap (plan_scratch), so node-aware exchanges copy once.
  * The inner plan is an ordinary plancoll plan over S and R: the planner chooses among every registered
  * alltoall or alltoallv algorithm under the caller's flags, and runs it on its planned buffers at every
  * execution (also for plancoll_execute_buffers, which changes only in and out).
@@ -37,6 +38,7 @@ struct pc_transpose {
     ptrdiff_t *offsets, *counts, *starts; /* [P] the unpack: source q's block in R, its row length, its column */
     int *vcounts;                         /* [4P] alltoallv arguments, until the inner plan is made */
     char *S, *R;
+    bool S_in_heap;      /* S came from plancoll_malloc */
     plancoll_plan inner; /* NULL: one rank, or nothing to move */
     double local_us;     /* model cost of the two local passes */
     char name[96];
@@ -82,7 +84,8 @@ static void teardown(struct plancoll_plan_s *plan)
     free(t->counts);
     free(t->starts);
     free(t->vcounts);
-    free(t->S);
+    if (t->S_in_heap) plancoll_free(t->S);
+    else free(t->S);
     free(t->R);
     free(t);
     plan->transpose = NULL;
@@ -174,11 +177,12 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     size_t bytes_in = t->in_elems * t->es, bytes_out = t->out_elems * t->es;
     bool moves = n0 > 0 && n1 > 0 && t->es > 0;
     if (moves) {
-        /* One rank needs S only as the staging area of an overlapping in and out. */
-        t->S = malloc(bytes_in ? bytes_in : 1);
-        if (t->P > 1) t->R = malloc(bytes_out ? bytes_out : 1);
-        if (!t->S || (t->P > 1 && !t->R))
-            return pc_error(PLANCOLL_ERR_NOMEM, "transpose scratch of %zu + %zu bytes", bytes_in, bytes_out);
+        /* One rank needs S only as the staging area of an overlapping in and out; with several ranks S comes
+         * from the node-shared heap once every rank's arguments are known to be good (plan_scratch). */
+        if (t->P == 1) t->S = malloc(bytes_in ? bytes_in : 1);
+        else t->R = malloc(bytes_out ? bytes_out : 1);
+        if (t->P == 1 ? !t->S : !t->R)
+            return pc_error(PLANCOLL_ERR_NOMEM, "transpose scratch of %zu bytes", t->P == 1 ? bytes_in : bytes_out);
     }
     t->offsets = malloc(sizeof(ptrdiff_t) * (size_t)t->P);
     t->counts = malloc(sizeof(ptrdiff_t) * (size_t)t->P);
@@ -197,6 +201,24 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     p->recvbuf = out;
     p->in_place = in == out && in != NULL;
     return PLANCOLL_SUCCESS;
+}
+
+/* S, the inner exchange's send buffer, from the communicator's node-shared heap (plancoll_malloc, collective): a
+ * node-aware algorithm then reads a node peer's blocks straight from it, one copy instead of two (measured 2.7x
+ * faster than MPI's alltoall at 1 MiB blocks on one node, bench/results/1n2p-alltoall-heap). When the heap cannot
+ * grow (every rank learns it together) S is private memory; a failure of that is reported by the inner plan,
+ * which agrees on errors across ranks. */
+static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
+{
+    size_t bytes = t->in_elems * t->es;
+    void *heap = NULL;
+    if (plancoll_malloc(bytes, comm, &heap) == PLANCOLL_SUCCESS) {
+        t->S = heap;
+        t->S_in_heap = true;
+        return;
+    }
+    pc_clear_error();
+    t->S = malloc(bytes ? bytes : 1);
 }
 
 /* The inner exchange over S and R, in elements of es bytes (a byte run, so any dense element type moves as is). */
@@ -256,7 +278,10 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
     if (!err && (m[1] != h || m[2] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH, "ranks passed different transpose sizes, element sizes or flags (this rank: %td x %td, %zu-byte elements)",
                        n0, n1, t->es);
-    if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0) err = plan_exchange(t, comm, flags);
+    if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0) {
+        plan_scratch(t, comm);
+        err = plan_exchange(t, comm, flags);
+    }
     if (err) {
         pc_plan_free(p);
         return err;
