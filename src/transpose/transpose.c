@@ -205,14 +205,20 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
 
 /* S, the inner exchange's send buffer, from the communicator's node-shared heap (plancoll_malloc, collective): a
  * node-aware algorithm then reads a node peer's blocks straight from it, one copy instead of two (measured 2.7x
- * faster than MPI's alltoall at 1 MiB blocks on one node, bench/results/1n2p-alltoall-heap). When the heap cannot
- * grow (every rank learns it together) S is private memory; a failure of that is reported by the inner plan,
- * which agrees on errors across ranks. */
+ * faster than MPI's alltoall at 1 MiB blocks on one node, bench/results/1n2p-alltoall-heap). Only for shares of
+ * PC_TRANSPOSE_HEAP_BYTES or more (rank 0's share, the largest, decides, so every rank decides alike): below it
+ * the exchange is latency-bound, and growing the heap (a shared window over the node) costs more plan time than
+ * single copies save. When the heap cannot grow (every rank learns it together) S is private memory; a failure
+ * of that is reported by the inner plan, which agrees on errors across ranks. */
+#define PC_TRANSPOSE_HEAP_BYTES ((uint64_t)64 << 10)
 static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
 {
     size_t bytes = t->in_elems * t->es;
+    ptrdiff_t ln0_first, s0_first;
+    pc_block_dist(t->n0, t->P, 0, &ln0_first, &s0_first);
     void *heap = NULL;
-    if (plancoll_malloc(bytes, comm, &heap) == PLANCOLL_SUCCESS) {
+    if ((uint64_t)ln0_first * (uint64_t)t->n1 * t->es >= PC_TRANSPOSE_HEAP_BYTES &&
+        plancoll_malloc(bytes, comm, &heap) == PLANCOLL_SUCCESS) {
         t->S = heap;
         t->S_in_heap = true;
         return;
@@ -341,6 +347,9 @@ void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
     fprintf(out, "  local       cache-blocked transposes in %zux%zu-element tiles, %.2f us predicted\n",
             pc_transpose_tile(t->es), pc_transpose_tile(t->es), t->local_us);
     fprintf(out, "  predicted   %.2f us (default model: exchange + local passes)\n", p->predicted_us);
+    if (t->inner)
+        fprintf(out, "  scratch     %s send side, private receive side\n",
+                t->S_in_heap ? "node-shared heap (single-copy node-aware exchanges)" : "private");
     fprintf(out, "  in place    %s\n", p->in_place ? "yes (as planned; execute_buffers may differ)" : "no (as planned)");
     fprintf(out, "  executions  %llu\n", p->executions);
     if (t->inner) {

@@ -82,6 +82,17 @@ static void check_guard(const struct buffer *b, const char *what)
 }
 
 static int skipped;
+static bool expect_heap; /* the case's share is large enough for the send scratch to live in the node-shared heap */
+
+static void plan_text(plancoll_plan p, char *text, size_t len)
+{
+    FILE *f = tmpfile();
+    TL_OK(plancoll_fprint_plan(p, f));
+    rewind(f);
+    size_t got = fread(text, 1, len - 1, f);
+    text[got] = '\0';
+    fclose(f);
+}
 static char skip_detail[256];
 
 /* One transpose plan on comm: three executions with new data, then one execute_buffers on other buffers. */
@@ -117,6 +128,13 @@ static void run_case(MPI_Comm comm, ptrdiff_t n0, ptrdiff_t n1, const struct ele
     bool moves = P > 1 && n0 > 0 && n1 > 0;
     if (forced && moves && name)
         TL_CHECK(strstr(name, forced) != NULL, "%s: plan algorithm is '%s', not the forced one", what, name);
+    if (moves) {
+        char text[4096];
+        plan_text(p, text, sizeof text);
+        bool heap = strstr(text, "scratch     node-shared heap") != NULL;
+        TL_CHECK(heap == expect_heap, "%s: send scratch %s the heap, expected %s:\n%s", what, heap ? "in" : "not in",
+                 expect_heap ? "in" : "not in", text);
+    }
     for (int it = 0; it < 3; it++) {
         if (it > 0) fill(&in, e, ln0, s0, n1, it);
         TL_OK(plancoll_execute(p));
@@ -300,13 +318,8 @@ static void bad_input(void)
             TL_CHECK(out[j * n + i] == want, "bad-input plan: out(%td, %td) = %g, expected %g", st1 + j, i, out[j * n + i],
                      want);
         }
-    FILE *f = tmpfile();
-    TL_OK(plancoll_fprint_plan(p, f));
-    rewind(f);
     char text[4096];
-    size_t got = fread(text, 1, sizeof text - 1, f);
-    text[got] = '\0';
-    fclose(f);
+    plan_text(p, text, sizeof text);
     TL_CHECK(strstr(text, "plancoll plan transpose:n0=8:n1=8:elem=8") != NULL, "fprint: no transpose header in:\n%s", text);
     TL_CHECK(strstr(text, "executions  1") != NULL, "fprint: no execution count in:\n%s", text);
     if (tl_size > 1)
@@ -346,15 +359,17 @@ int main(int argc, char **argv)
         for (int b = 0; b < ns; b++) {
             run_case(MPI_COMM_WORLD, sizes[a], sizes[b], &complex_e, (a + b) % 2 == 0, PLANCOLL_ESTIMATE, NULL);
             ncases++;
-            if (a == b || a + b == ns - 1) {
-                run_case(MPI_COMM_WORLD, sizes[a], sizes[b], &double_e, a % 2 == 1, PLANCOLL_ESTIMATE, NULL);
-                ncases++;
-            }
         }
+    /* The other element types on shapes with uneven blocks and idle ranks (the specialised and the generic
+     * copies, and a data offset), in place and out of place. */
     static const ptrdiff_t few[][2] = {{7, 3}, {16, 33}, {1, 16}, {33, 7}};
+    for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
+        run_case(MPI_COMM_WORLD, few[k][0], few[k][1], &double_e, k % 2 == 1, PLANCOLL_ESTIMATE, NULL);
+        ncases++;
+    }
     for (size_t d = 0; d < 2; d++)
-        for (size_t k = 0; k < sizeof few / sizeof few[0]; k++) {
-            run_case(MPI_COMM_WORLD, few[k][0], few[k][1], &derived[d], k % 2 == 0, PLANCOLL_ESTIMATE, NULL);
+        for (size_t k = 0; k < 2; k++) {
+            run_case(MPI_COMM_WORLD, few[2 * d + k][0], few[2 * d + k][1], &derived[d], k == 0, PLANCOLL_ESTIMATE, NULL);
             ncases++;
         }
     if (tl_rank == 0) printf("transpose size matrix: %d plans, %.2f s\n", ncases, MPI_Wtime() - t0);
@@ -382,12 +397,22 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     plancoll_forget_wisdom();
     run_case(MPI_COMM_WORLD, 4 * tl_size + 3, 17, &complex_e, true, PLANCOLL_MEASURE, NULL);
+    /* A share of 64 KiB on rank 0 puts the send scratch in the node-shared heap: each node-aware algorithm reads
+     * its node peers' blocks from there (single copy). */
+    static const char *const heap_runs[] = {NULL, "alltoall.mpml", "alltoall.onmpml"};
+    for (size_t k = 0; k < sizeof heap_runs / sizeof heap_runs[0]; k++) {
+        tl_force(heap_runs[k]);
+        expect_heap = true;
+        run_case(MPI_COMM_WORLD, 8 * tl_size, 512, &complex_e, k == 1, PLANCOLL_ESTIMATE, heap_runs[k]);
+    }
+    expect_heap = false;
+    tl_force(NULL);
     MPI_Comm parity;
     MPI_Comm_split(MPI_COMM_WORLD, tl_rank % 2, tl_size - tl_rank, &parity);
     run_case(parity, 7, 16, &complex_e, false, PLANCOLL_ESTIMATE, NULL);
     run_case(parity, 33, 3, &double_e, true, PLANCOLL_ESTIMATE, NULL);
     MPI_Comm_free(&parity);
-    if (tl_rank == 0) printf("transpose MEASURE and sub-communicators: %.2f s\n", MPI_Wtime() - t0);
+    if (tl_rank == 0) printf("transpose MEASURE, heap scratch and sub-communicators: %.2f s\n", MPI_Wtime() - t0);
 
     t0 = MPI_Wtime();
     bad_input();
