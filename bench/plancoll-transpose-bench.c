@@ -368,6 +368,29 @@ int main(int argc, char **argv)
     }
     long total_bad = 0;
     bool first_json = true;
+#ifdef HAVE_FFTW_MPI
+    /* The distribution is FFTW's: compare with fftw_mpi_local_size_2d_transposed on many shapes. (FFTW's
+     * allocation size is an upper bound for its own algorithms: it may exceed plancoll's, never fall short.) */
+    if (check) {
+        long bad = 0;
+        for (ptrdiff_t n0 = 1; n0 <= 40; n0++)
+            for (ptrdiff_t n1 = 1; n1 <= 40; n1 += 3) {
+                ptrdiff_t a[4], f[4];
+                ptrdiff_t pa = plancoll_local_size_transposed(n0, n1, c.comm, &a[0], &a[1], &a[2], &a[3]);
+                ptrdiff_t fa = fftw_mpi_local_size_2d_transposed(n0, n1, c.comm, &f[0], &f[1], &f[2], &f[3]);
+                if (memcmp(a, f, sizeof a) != 0 || pa > fa) {
+                    if (!bad)
+                        fprintf(stderr, "[rank %d] %td x %td: plancoll %td %td %td %td (alloc %td), FFTW %td %td %td %td (alloc %td)\n",
+                                c.rank, n0, n1, a[0], a[1], a[2], a[3], pa, f[0], f[1], f[2], f[3], fa);
+                    bad++;
+                }
+            }
+        long all = 0;
+        reduce_yielding(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
+        if (c.rank == 0) printf("# distribution against fftw_mpi_local_size_2d_transposed: %s\n", all ? "DIFFERS" : "identical");
+        total_bad += all;
+    }
+#endif
     for (int si = 0; si < nsizes; si++) {
         setup_sizes(&c, sizes[si]);
         fill_input(&c, 0);

@@ -135,8 +135,9 @@ PLANCOLL_API int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int
  * any element type, so an FFTW MPI code can swap it in: the sizes and the buffers are the same. */
 
 /* This rank's share of both distributions of an n0 x n1 transpose over comm: local_n0 rows of the input from
- * local_0_start, local_n1 rows of the output from local_1_start (any pointer may be NULL). Returns how many
- * elements each of in and out must hold, max(1, local_n0 n1, local_n1 n0), as fftw_mpi_local_size_2d_transposed;
+ * local_0_start, local_n1 rows of the output from local_1_start (any pointer may be NULL), identical to
+ * fftw_mpi_local_size_2d_transposed's. Returns how many elements each of in and out must hold,
+ * max(1, local_n0 n1, local_n1 n0) (FFTW's count is never smaller, so buffers sized by FFTW fit);
  * on bad input it returns the negated error code (-PLANCOLL_ERR_COUNT for a negative size, -PLANCOLL_ERR_COMM for
  * MPI_COMM_NULL or an invalid communicator, -PLANCOLL_ERR_OVERFLOW when the product does not fit ptrdiff_t,
  * -PLANCOLL_ERR_NOT_INITIALIZED before MPI_Init) with plancoll_error_detail() set. Local: no communication. */
