@@ -7,8 +7,9 @@
  *   2. exchange S -> R with an inner plan: alltoall when every block has the same size (n0 and n1 multiples of
  *      P), else alltoallv; R holds the block of each source q (ln1 x ln0(q)) at start0(q) ln1.
  *   3. unpack: out row j = row j of every source's block side by side (out[j][start0(q) + i] = R_q[j][i]).
- * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. S
- * lives in the communicator's node-shared heap (plan_scratch), so node-aware exchanges copy once.
+ * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. For
+ * shares of 64 KiB and more S lives in the communicator's node-shared heap (plan_scratch), so node-aware
+ * exchanges copy once.
  * The inner plan is an ordinary plancoll plan over S and R: the planner chooses among every registered
  * alltoall or alltoallv algorithm under the caller's flags, and runs it on its planned buffers at every
  * execution (also for plancoll_execute_buffers, which changes only in and out).
