@@ -338,8 +338,8 @@ void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
     const struct pc_layout *L = p->layout;
     fprintf(out, "plancoll plan transpose:n0=%td:n1=%td:elem=%zu:P=%d:nodes=%d\n", t->n0, t->n1, t->es, t->P, L->nnodes);
     fprintf(out, "  algorithm   %s\n", t->name);
-    fprintf(out, "  this rank   input rows %td..%td of %td (block %td), output rows %td..%td of %td (block %td)\n",
-            t->start0, t->start0 + t->ln0, t->n0, t->b0, t->start1, t->start1 + t->ln1, t->n1, t->b1);
+    fprintf(out, "  this rank   %td input rows from %td of %td (block %td), %td output rows from %td of %td (block %td)\n",
+            t->ln0, t->start0, t->n0, t->b0, t->ln1, t->start1, t->n1, t->b1);
     if (t->inner)
         fprintf(out, "  exchange    %s: %s\n", t->uniform ? "alltoall" : "alltoallv",
                 t->uniform ? "every block the same size" : "n0 or n1 is not a multiple of the rank count");
