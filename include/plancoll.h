@@ -137,12 +137,50 @@ PLANCOLL_API int plancoll_plan_alltoallv(const void *sendbuf, const int sendcoun
 PLANCOLL_API int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, unsigned flags, plancoll_plan *plan);
 
+/* ---- Distributed-matrix transpose (FFTW's MPI transpose, planned) ---------------------------------
+ * An n0 x n1 matrix of elements is distributed by rows over the ranks of comm with FFTW's default block
+ * distribution: block b0 = ceil(n0/P), rank r holds local_n0 = min(b0, n0 - r b0) rows (0 past the last block)
+ * starting at row local_0_start = r b0 (0 for a rank without rows), each row n1 contiguous elements. The
+ * transpose produces the n1 x n0 matrix distributed the same way over its n1 rows (local_n1 rows from
+ * local_1_start, each n0 elements). This is fftw_mpi_plan_transpose with fftw_mpi_local_size_2d_transposed, for
+ * any element type, so an FFTW MPI code can swap it in: the sizes and the buffers are the same. */
+
+/* This rank's share of both distributions of an n0 x n1 transpose over comm: local_n0 rows of the input from
+ * local_0_start, local_n1 rows of the output from local_1_start (any pointer may be NULL), identical to
+ * fftw_mpi_local_size_2d_transposed's. Returns how many elements each of in and out must hold,
+ * max(1, local_n0 n1, local_n1 n0) (FFTW's count is never smaller, so buffers sized by FFTW fit);
+ * on bad input it returns the negated error code (-PLANCOLL_ERR_COUNT for a negative size, -PLANCOLL_ERR_COMM for
+ * MPI_COMM_NULL or an invalid communicator, -PLANCOLL_ERR_OVERFLOW when the product does not fit ptrdiff_t,
+ * -PLANCOLL_ERR_NOT_INITIALIZED before MPI_Init) with plancoll_error_detail() set. Local: no communication. */
+PLANCOLL_API ptrdiff_t plancoll_local_size_transposed(ptrdiff_t n0, ptrdiff_t n1, MPI_Comm comm, ptrdiff_t *local_n0,
+                                                      ptrdiff_t *local_0_start, ptrdiff_t *local_n1,
+                                                      ptrdiff_t *local_1_start);
+
+/* Plans the transpose of the n0 x n1 matrix in `in` (local_n0 x n1 elements of type element) into `out`
+ * (local_n1 x n0 elements). in == out is an in-place transpose; otherwise in and out must not overlap and in is
+ * left unchanged. element must be dense (size == extent, no holes: predefined types, contiguous derived types;
+ * MPI_C_DOUBLE_COMPLEX for fftw_complex); in and out must hold plancoll_local_size_transposed's count each, and
+ * may be NULL only on a rank whose share is empty. Every rank passes the same n0, n1, element size and flags.
+ * The plan packs the local rows with a cache-blocked transpose into a plan-owned scratch, exchanges the blocks
+ * with an inner alltoall plan (every block the same size: n0 and n1 multiples of P) or alltoallv plan (otherwise),
+ * chosen by the planner among the registered algorithms under flags, and interleaves the received blocks into
+ * out. plancoll_execute, plancoll_execute_buffers (any in/out of the same sizes, in place or not),
+ * plancoll_fprint_plan, plancoll_plan_algorithm ("transpose(<inner algorithm>)") and plancoll_destroy_plan work
+ * on it. Errors: PLANCOLL_ERR_COUNT (n0 or n1 negative), PLANCOLL_ERR_NULL_BUFFER, PLANCOLL_ERR_IN_PLACE
+ * (MPI_IN_PLACE given: pass in == out instead), PLANCOLL_ERR_DATATYPE (MPI_DATATYPE_NULL or not dense),
+ * PLANCOLL_ERR_COMM, PLANCOLL_ERR_INTERCOMM, PLANCOLL_ERR_FLAGS, PLANCOLL_ERR_OVERFLOW (a rank's share beyond
+ * 2^31 - 1 elements), PLANCOLL_ERR_MISMATCH (ranks passed different sizes), PLANCOLL_ERR_REMOTE; on every rank
+ * when any rank's arguments are bad. */
+PLANCOLL_API int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out,
+                                         MPI_Comm comm, unsigned flags, plancoll_plan *plan);
+
 /* Runs the plan on the buffers it was planned with. */
 PLANCOLL_API int plancoll_execute(plancoll_plan plan);
 
 /* Runs the plan on other buffers of the same shape (counts, displacements and types as planned). A plan
  * made with MPI_IN_PLACE needs sendbuf == MPI_IN_PLACE here too, and a plan made out of place needs a
- * separate sendbuf. */
+ * separate sendbuf. A transpose plan takes (in, out): in == out transposes in place, whichever way it was
+ * planned. */
 PLANCOLL_API int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf);
 
 /* Frees the plan and sets *plan to NULL. Collective. A NULL *plan is an error (PLANCOLL_ERR_NULL_PLAN). */

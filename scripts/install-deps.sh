@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages plancoll needs, only those missing; does nothing when all are present.
 set -euo pipefail
-packages=(mpich libmpich-dev libhwloc-dev libnuma-dev libcmocka-dev meson ninja-build pkg-config)
+# libfftw3-dev: the fft2d example (examples/fft2d) needs FFTW's serial library for its 1D transforms and its
+# reference 2D transform; meson builds the example only when fftw3 is found, and installing it here makes CI
+# build and run it.
+packages=(mpich libmpich-dev libhwloc-dev libnuma-dev libcmocka-dev meson ninja-build pkg-config libfftw3-dev)
 # clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
 packages+=(clang)
 missing=()

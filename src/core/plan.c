@@ -11,6 +11,7 @@
 #include "../planner/planner.h"
 #include "../shm/layout.h"
 #include "../shm/wait.h"
+#include "../transpose/transpose.h"
 #include "validate.h"
 #include "wisdom_io.h"
 
@@ -26,7 +27,7 @@ const char *plancoll_version(int *major, int *minor, int *patch)
 static struct plancoll_plan_s **live;
 static int nlive, live_cap;
 
-static int live_add(struct plancoll_plan_s *p)
+int pc_plan_register(struct plancoll_plan_s *p)
 {
     if (nlive == live_cap) {
         int cap = live_cap ? 2 * live_cap : 16;
@@ -77,7 +78,7 @@ static int check_mpi(void)
 }
 
 /* ---- creation ---- */
-static void plan_free(struct plancoll_plan_s *p)
+void pc_plan_free(struct plancoll_plan_s *p)
 {
     if (!p) return;
     if (p->alg && p->alg->teardown) p->alg->teardown(p);
@@ -92,8 +93,8 @@ static void plan_free(struct plancoll_plan_s *p)
 }
 
 /* Allocates the plan and attaches the communicator's layout (collective). */
-static int plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
-                      struct plancoll_plan_s **pp)
+int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
+                  struct plancoll_plan_s **pp)
 {
     pc_clear_error();
     int err = check_mpi();
@@ -232,7 +233,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     p->prob.contiguous = m[3] == 0;
     if (!err && p->prob.coll == PC_ALLTOALLV) err = alltoallv_agree(p);
     if (err) {
-        plan_free(p);
+        pc_plan_free(p);
         return err;
     }
     if (m[6]) {
@@ -243,7 +244,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         uint64_t w[2] = {mh, ~mh}, wm[2];
         err = pc_allreduce_wait(p->layout, w, wm, 2, MPI_UINT64_T, MPI_MAX);
         if (err) {
-            plan_free(p);
+            pc_plan_free(p);
             return err;
         }
         model_agreed = known && wm[0] == mh && wm[1] == ~mh;
@@ -296,7 +297,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         err = pc_choose(&p->prob, cands, ncands, nallowed > 0, &hooks, vout, &d);
     }
     if (err) {
-        plan_free(p);
+        pc_plan_free(p);
         return err;
     }
 
@@ -315,9 +316,9 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     double t0 = MPI_Wtime();
     err = pc_agree_error(p, p->alg->setup(p));
     p->setup_seconds = MPI_Wtime() - t0;
-    if (!err) err = live_add(p);
+    if (!err) err = pc_plan_register(p);
     if (err) {
-        plan_free(p);
+        pc_plan_free(p);
         return err;
     }
     if (d.chosen.measured_us >= 0 && strcmp(d.how, "measured") == 0) {
@@ -343,7 +344,7 @@ int plancoll_plan_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            MPI_Datatype recvtype, MPI_Comm comm, unsigned flags, plancoll_plan *plan)
 {
     struct plancoll_plan_s *p;
-    int err = plan_begin(comm, flags, PC_ALLTOALL, plan, &p);
+    int err = pc_plan_begin(comm, flags, PC_ALLTOALL, plan, &p);
     if (err) return err;
     return plan_finish(p, pc_fill_alltoall(p, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype), plan);
 }
@@ -353,7 +354,7 @@ int plancoll_plan_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Comm comm, unsigned flags, plancoll_plan *plan)
 {
     struct plancoll_plan_s *p;
-    int err = plan_begin(comm, flags, PC_ALLTOALLV, plan, &p);
+    int err = pc_plan_begin(comm, flags, PC_ALLTOALLV, plan, &p);
     if (err) return err;
     return plan_finish(
         p, pc_fill_alltoallv(p, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype), plan);
@@ -363,7 +364,7 @@ int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
                             MPI_Comm comm, unsigned flags, plancoll_plan *plan)
 {
     struct plancoll_plan_s *p;
-    int err = plan_begin(comm, flags, PC_ALLREDUCE, plan, &p);
+    int err = pc_plan_begin(comm, flags, PC_ALLREDUCE, plan, &p);
     if (err) return err;
     return plan_finish(p, pc_fill_allreduce(p, sendbuf, recvbuf, count, datatype, op), plan);
 }
@@ -389,7 +390,9 @@ int plancoll_execute(plancoll_plan plan)
 int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf)
 {
     int err = check_plan(plan);
-    if (!err) err = pc_check_exec_buffers(plan, sendbuf, recvbuf);
+    if (!err)
+        err = plan->transpose ? pc_transpose_check_buffers(plan, sendbuf, recvbuf)
+                              : pc_check_exec_buffers(plan, sendbuf, recvbuf);
     if (err) return err;
     plan->planned_buffers = false;
     return run(plan, sendbuf, recvbuf);
@@ -401,7 +404,7 @@ int plancoll_destroy_plan(plancoll_plan *plan)
     int err = check_plan(*plan);
     if (err) return err;
     live_remove(*plan);
-    plan_free(*plan);
+    pc_plan_free(*plan);
     *plan = NULL;
     return PLANCOLL_SUCCESS;
 }
@@ -409,6 +412,7 @@ int plancoll_destroy_plan(plancoll_plan *plan)
 const char *plancoll_plan_algorithm(plancoll_plan plan)
 {
     if (!plan || !live_has(plan)) return NULL;
+    if (plan->transpose) return pc_transpose_name(plan);
     return plan->alg->name;
 }
 
@@ -425,6 +429,10 @@ int plancoll_fprint_plan(plancoll_plan plan, FILE *out)
     int err = check_plan(plan);
     if (err) return err;
     if (!out) return pc_error(PLANCOLL_ERR_ARGUMENT, "the output stream is NULL");
+    if (plan->transpose) {
+        pc_transpose_fprint(plan, out);
+        return PLANCOLL_SUCCESS;
+    }
     char key[160], params[96];
     pc_problem_key(&plan->prob, key, sizeof key);
     pc_params_format(&plan->params, params, sizeof params);

@@ -72,6 +72,9 @@ struct plancoll_plan_s {
     struct pc_reduction red;
 
     void *impl; /* the algorithm's private state */
+    /* A distributed-matrix transpose (src/transpose): alg is its wrapper, not a registry entry; the wrapper's
+     * state holds an inner alltoall(v) plan that the registry's algorithms run. */
+    struct pc_transpose *transpose;
     bool planned_buffers; /* this execution runs on the buffers given at plan time (plancoll_execute) */
 
     /* provenance, for plancoll_fprint_plan */
@@ -105,6 +108,15 @@ int pc_allreduce_wait(const struct pc_layout *layout, const void *in, void *out,
 int pc_alltoall_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t);
 int pc_bcast_wait(const struct pc_layout *layout, void *buf, int n, MPI_Datatype t, int root);
 int pc_barrier_wait(const struct pc_layout *layout);
+
+/* Plan life cycle, shared by the collectives (plan.c) and the transpose (src/transpose/transpose.c). */
+/* Checks MPI, out and comm, allocates the plan and attaches comm's layout (collective at first use). */
+int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
+                  struct plancoll_plan_s **pp);
+/* Makes p a live handle (plancoll_execute and friends accept it). */
+int pc_plan_register(struct plancoll_plan_s *p);
+/* Tears down and frees a plan that is not (or no longer) live. */
+void pc_plan_free(struct plancoll_plan_s *p);
 
 /* Tags of plancoll's point-to-point traffic, one range per algorithm family. */
 enum {

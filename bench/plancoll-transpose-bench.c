@@ -1,0 +1,537 @@
+/*
+ * plancoll-transpose-bench: the distributed n x n transpose of complex doubles (FFTW's block distribution) timed
+ * side by side in one run:
+ *   plancoll:transpose      plancoll_plan_transpose (MEASURE unless --estimate), the inner algorithm in the label
+ *   plancoll:transpose[A]   the same with the inner exchange forced to A (-a A[,B...] or -a all)
+ *   mpi:alltoall+local      (a) plancoll's own two local passes around MPI's blocking MPI_Alltoall
+ *   mpi:ialltoall+local     (a') the same around MPI_Ialltoall waited with a yielding MPI_Test loop (the fair
+ *                           comparison on an oversubscribed node, BENCHMARKS.md)
+ *   fftw:transpose          (b) fftw_mpi_plan_many_transpose(n, n, 2, ...) with FFTW_MEASURE, when built against
+ *                           an MPICH build of FFTW's MPI library (bench/build-fftw-mpi.sh, meson -Dfftw_mpi=...)
+ *   bound:memcpy            one memcpy of the bytes a rank receives (the physical floor of any transpose)
+ *
+ *   mpiexec -n P plancoll-transpose-bench [-n N[,N...]] [-b BATCHES] [-x WARMUP] [--in-place] [--estimate]
+ *                                         [-a NAME[,NAME]|all] [-v] [--no-check] [--json FILE] [--config NAME]
+ *
+ * Protocol (../shared/BENCHMARKS.md): warm-up, then batches of at least 20 ms; a yielding barrier before each
+ * batch; each iteration timed on its own and reduced with MAX over ranks; variants alternate batch by batch;
+ * the median is over batch means; avg/min/max over all iterations. Every variant is first validated against the
+ * transposed data pattern (two executions with different data).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <plancoll.h>
+
+#include "transpose/local.h"
+
+#ifdef HAVE_FFTW_MPI
+#include <fftw3-mpi.h>
+#endif
+
+#define BATCH_SECONDS 0.020
+#define MAX_BATCHES 101
+#define MAX_SAMPLES 65536
+#define MAX_VARIANTS 24
+#define ES 16 /* complex double */
+
+enum kind { K_PLANCOLL, K_MPI_BLOCKING, K_MPI_NONBLOCKING, K_FFTW, K_MEMCPY };
+
+struct variant {
+    enum kind kind;
+    char label[96];
+    plancoll_plan plan;
+#ifdef HAVE_FFTW_MPI
+    fftw_plan fplan;
+#endif
+    int samples;
+    double batch_mean[MAX_BATCHES];
+    double sum, min, max, median;
+    long n;
+};
+
+struct ctx {
+    MPI_Comm comm;
+    int rank, size;
+    ptrdiff_t n, ln0, s0, ln1, s1, alloc;
+    char *in, *out;       /* the user's buffers, alloc elements each */
+    char *S, *R;          /* scratch of the MPI variants */
+    int block;            /* elements per alltoall block (uniform) */
+    int *scounts, *sdispls, *rcounts, *rdispls; /* non-uniform: alltoallv in bytes */
+    ptrdiff_t *offsets, *counts, *starts;
+    bool uniform, in_place;
+    double *samples, *samples_max;
+};
+
+static volatile sig_atomic_t exit_code;
+static void watchdog(int sig)
+{
+    (void)sig;
+    _exit(exit_code);
+}
+
+static void wait_yielding(MPI_Request *req)
+{
+    int done = 0;
+    while (!done) {
+        MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (!done) sched_yield();
+    }
+}
+
+static void barrier_yielding(MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    wait_yielding(&req);
+}
+
+static void reduce_yielding(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request req;
+    MPI_Iallreduce(in, out, n, t, op, comm, &req);
+    wait_yielding(&req);
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "plancoll-transpose-bench: out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return p;
+}
+
+/* Element (i, j) of the input matrix in epoch e: two doubles that name it. */
+static void element(ptrdiff_t i, ptrdiff_t j, int e, double v[2])
+{
+    v[0] = (double)i * 65536.0 + (double)j + 0.25 * e;
+    v[1] = -(double)j * 3.0 - (double)i - 0.5 * e;
+}
+
+static void fill_input(struct ctx *c, int e)
+{
+    double *d = (double *)c->in;
+    for (ptrdiff_t i = 0; i < c->ln0; i++)
+        for (ptrdiff_t j = 0; j < c->n; j++) element(c->s0 + i, j, e, d + 2 * (i * c->n + j));
+}
+
+static long check_output(const struct ctx *c, int e)
+{
+    const double *d = (const double *)c->out;
+    long bad = 0;
+    for (ptrdiff_t j = 0; j < c->ln1; j++)
+        for (ptrdiff_t i = 0; i < c->n; i++) {
+            double v[2];
+            element(i, c->s1 + j, e, v);
+            if (d[2 * (j * c->n + i)] != v[0] || d[2 * (j * c->n + i) + 1] != v[1]) bad++;
+        }
+    return bad;
+}
+
+/* (a) and (a'): the same two local passes as plancoll's transpose around MPI's exchange. */
+static void mpi_transpose(struct ctx *c, bool blocking)
+{
+    pc_transpose_local(c->in, (size_t)c->n, c->S, (size_t)c->ln0, (size_t)c->ln0, (size_t)c->n, ES);
+    MPI_Request req;
+    if (c->uniform) {
+        if (blocking)
+            MPI_Alltoall(c->S, c->block * ES, MPI_BYTE, c->R, c->block * ES, MPI_BYTE, c->comm);
+        else {
+            MPI_Ialltoall(c->S, c->block * ES, MPI_BYTE, c->R, c->block * ES, MPI_BYTE, c->comm, &req);
+            wait_yielding(&req);
+        }
+    } else {
+        if (blocking)
+            MPI_Alltoallv(c->S, c->scounts, c->sdispls, MPI_BYTE, c->R, c->rcounts, c->rdispls, MPI_BYTE, c->comm);
+        else {
+            MPI_Ialltoallv(c->S, c->scounts, c->sdispls, MPI_BYTE, c->R, c->rcounts, c->rdispls, MPI_BYTE, c->comm,
+                           &req);
+            wait_yielding(&req);
+        }
+    }
+    pc_transpose_interleave(c->R, c->offsets, c->counts, c->starts, c->size, c->out, (size_t)c->n, (size_t)c->ln1, ES);
+}
+
+static void run_variant(struct ctx *c, struct variant *v)
+{
+    switch (v->kind) {
+    case K_PLANCOLL: plancoll_execute(v->plan); break;
+    case K_MPI_BLOCKING: mpi_transpose(c, true); break;
+    case K_MPI_NONBLOCKING: mpi_transpose(c, false); break;
+    case K_FFTW:
+#ifdef HAVE_FFTW_MPI
+        fftw_execute(v->fplan);
+#endif
+        break;
+    case K_MEMCPY: memcpy(c->out, c->R, (size_t)(c->ln1 * c->n) * ES); break;
+    }
+}
+
+static void calibrate(struct ctx *c, struct variant *v, int warmup)
+{
+    for (int i = 0; i < warmup; i++) run_variant(c, v);
+    barrier_yielding(c->comm);
+    int reps = warmup > 3 ? warmup : 3;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < reps; i++) run_variant(c, v);
+    double t = (MPI_Wtime() - t0) / reps, tmax = 0;
+    reduce_yielding(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    double want = BATCH_SECONDS / (tmax > 1e-9 ? tmax : 1e-9) + 1;
+    v->samples = want > MAX_SAMPLES ? MAX_SAMPLES : (int)want;
+    if (v->samples < 1) v->samples = 1;
+}
+
+static void time_batch(struct ctx *c, struct variant *v, int batch)
+{
+    barrier_yielding(c->comm);
+    for (int s = 0; s < v->samples; s++) {
+        double t0 = MPI_Wtime();
+        run_variant(c, v);
+        c->samples[s] = MPI_Wtime() - t0;
+    }
+    reduce_yielding(c->samples, c->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, c->comm);
+    double sum = 0;
+    for (int s = 0; s < v->samples; s++) {
+        double t = c->samples_max[s];
+        sum += t;
+        if (t < v->min) v->min = t;
+        if (t > v->max) v->max = t;
+    }
+    v->sum += sum;
+    v->n += v->samples;
+    v->batch_mean[batch] = sum / v->samples;
+    /* keep batches near their target length on a shared machine (same reduced data on every rank) */
+    if (sum < BATCH_SECONDS || sum > 4 * BATCH_SECONDS) {
+        double want = v->samples * 1.5 * BATCH_SECONDS / (sum > 0 ? sum : 1e-9) + 1;
+        v->samples = want > MAX_SAMPLES ? MAX_SAMPLES : (int)want;
+        if (v->samples < 1) v->samples = 1;
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void setup_sizes(struct ctx *c, ptrdiff_t n)
+{
+    const int P = c->size;
+    c->n = n;
+    c->alloc = plancoll_local_size_transposed(n, n, c->comm, &c->ln0, &c->s0, &c->ln1, &c->s1);
+    c->uniform = n % P == 0;
+    c->block = (int)((n / P) * (n / P));
+    c->in = xmalloc((size_t)c->alloc * ES);
+    c->out = c->in_place ? c->in : xmalloc((size_t)c->alloc * ES);
+    c->S = xmalloc((size_t)(c->ln0 * n) * ES);
+    c->R = xmalloc((size_t)(c->ln1 * n) * ES);
+    memset(c->S, 0, (size_t)(c->ln0 * n) * ES);
+    memset(c->R, 0, (size_t)(c->ln1 * n) * ES);
+    c->scounts = xmalloc(sizeof(int) * 4 * (size_t)P);
+    c->sdispls = c->scounts + P;
+    c->rcounts = c->sdispls + P;
+    c->rdispls = c->rcounts + P;
+    c->offsets = xmalloc(sizeof(ptrdiff_t) * 3 * (size_t)P);
+    c->counts = c->offsets + P;
+    c->starts = c->counts + P;
+    for (int q = 0; q < P; q++) {
+        ptrdiff_t l0, st0, l1, st1;
+        pc_block_dist(n, P, q, &l0, &st0);
+        pc_block_dist(n, P, q, &l1, &st1);
+        c->scounts[q] = (int)(c->ln0 * l1 * ES);
+        c->sdispls[q] = (int)(c->ln0 * st1 * ES);
+        c->rcounts[q] = (int)(l0 * c->ln1 * ES);
+        c->rdispls[q] = (int)(st0 * c->ln1 * ES);
+        c->counts[q] = l0;
+        c->starts[q] = st0;
+        c->offsets[q] = st0 * c->ln1;
+    }
+}
+
+static void free_sizes(struct ctx *c)
+{
+    free(c->in);
+    if (!c->in_place) free(c->out);
+    free(c->S);
+    free(c->R);
+    free(c->scounts);
+    free(c->offsets);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: plancoll-transpose-bench [-n N[,N...]] [-b BATCHES] [-x WARMUP] [--in-place] [--estimate]\n"
+                    "                                [-a NAME[,NAME]|all] [-v] [--no-check] [--json FILE] [--config NAME]\n");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    struct ctx c;
+    memset(&c, 0, sizeof c);
+    c.comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(c.comm, &c.rank);
+    MPI_Comm_size(c.comm, &c.size);
+#ifdef HAVE_FFTW_MPI
+    fftw_mpi_init();
+#endif
+    ptrdiff_t sizes[16] = {256, 1024, 4096};
+    int nsizes = 3, batches = 5, warmup = 10;
+    bool check = true, verbose = false, estimate = false;
+    const char *forced = NULL, *json = NULL, *config = NULL;
+    static const struct option longopts[] = {
+        {"in-place", no_argument, NULL, 'I'}, {"estimate", no_argument, NULL, 'E'}, {"no-check", no_argument, NULL, 'C'},
+        {"json", required_argument, NULL, 'J'}, {"config", required_argument, NULL, 'G'}, {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "n:b:x:a:vh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'n': {
+            nsizes = 0;
+            char *s = optarg, *end;
+            while (*s && nsizes < 16) {
+                sizes[nsizes++] = strtol(s, &end, 10);
+                s = *end == ',' ? end + 1 : end;
+                if (end == s && *s) break;
+            }
+            break;
+        }
+        case 'b': batches = atoi(optarg); break;
+        case 'x': warmup = atoi(optarg); break;
+        case 'a': forced = optarg; break;
+        case 'v': verbose = true; break;
+        case 'I': c.in_place = true; break;
+        case 'E': estimate = true; break;
+        case 'C': check = false; break;
+        case 'J': json = optarg; break;
+        case 'G': config = optarg; break;
+        default:
+            if (c.rank == 0) usage();
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (batches < 1) batches = 1;
+    if (batches > MAX_BATCHES) batches = MAX_BATCHES;
+    if (warmup < 1) warmup = 1;
+    c.samples = xmalloc(sizeof(double) * MAX_SAMPLES);
+    c.samples_max = xmalloc(sizeof(double) * MAX_SAMPLES);
+    int nodes_local = 0, node_rank;
+    MPI_Comm node;
+    MPI_Comm_split_type(c.comm, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    int leader = node_rank == 0;
+    reduce_yielding(&leader, &nodes_local, 1, MPI_INT, MPI_SUM, c.comm);
+    MPI_Comm_free(&node);
+    FILE *jf = NULL;
+    if (c.rank == 0) {
+        printf("# plancoll-transpose-bench: P=%d nodes=%d configuration=%s, n x n complex doubles, %s, planner %s\n",
+               c.size, nodes_local, config ? config : "unnamed", c.in_place ? "in place" : "out of place",
+               estimate ? "ESTIMATE" : "MEASURE");
+        printf("# warm-up %d, %d alternating batches of >= 20 ms; time per iteration = max over ranks; median of batch "
+               "means; times in us\n",
+               warmup, batches);
+#ifndef HAVE_FFTW_MPI
+        printf("# fftw:transpose not built (no MPICH build of FFTW's MPI library: bench/build-fftw-mpi.sh, then meson "
+               "setup --reconfigure)\n");
+#endif
+        printf("# %6s  %-44s %11s %11s %11s %11s %6s %9s %9s %9s %9s\n", "n", "implementation", "median", "avg", "min",
+               "max", "iters", "/a", "/a'", "/fftw", "/memcpy");
+        if (json) {
+            jf = fopen(json, "w");
+            if (!jf) fprintf(stderr, "plancoll-transpose-bench: cannot write %s\n", json);
+            else
+                fprintf(jf, "{\"benchmark\": \"plancoll-transpose-bench\", \"configuration\": \"%s\", \"P\": %d, "
+                            "\"nodes\": %d, \"in_place\": %s, \"planner\": \"%s\", \"element\": \"complex double\", "
+                            "\"statistic\": \"median over batches of the batch mean of per-iteration max over ranks\", "
+                            "\"results\": [",
+                        config ? config : "unnamed", c.size, nodes_local, c.in_place ? "true" : "false",
+                        estimate ? "ESTIMATE" : "MEASURE");
+        }
+    }
+    long total_bad = 0;
+    bool first_json = true;
+#ifdef HAVE_FFTW_MPI
+    /* The distribution is FFTW's: compare with fftw_mpi_local_size_2d_transposed on many shapes. (FFTW's
+     * allocation size is an upper bound for its own algorithms: it may exceed plancoll's, never fall short.) */
+    if (check) {
+        long bad = 0;
+        for (ptrdiff_t n0 = 1; n0 <= 40; n0++)
+            for (ptrdiff_t n1 = 1; n1 <= 40; n1 += 3) {
+                ptrdiff_t a[4], f[4];
+                ptrdiff_t pa = plancoll_local_size_transposed(n0, n1, c.comm, &a[0], &a[1], &a[2], &a[3]);
+                ptrdiff_t fa = fftw_mpi_local_size_2d_transposed(n0, n1, c.comm, &f[0], &f[1], &f[2], &f[3]);
+                if (memcmp(a, f, sizeof a) != 0 || pa > fa) {
+                    if (!bad)
+                        fprintf(stderr, "[rank %d] %td x %td: plancoll %td %td %td %td (alloc %td), FFTW %td %td %td %td (alloc %td)\n",
+                                c.rank, n0, n1, a[0], a[1], a[2], a[3], pa, f[0], f[1], f[2], f[3], fa);
+                    bad++;
+                }
+            }
+        long all = 0;
+        reduce_yielding(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
+        if (c.rank == 0) printf("# distribution against fftw_mpi_local_size_2d_transposed: %s\n", all ? "DIFFERS" : "identical");
+        total_bad += all;
+    }
+#endif
+    for (int si = 0; si < nsizes; si++) {
+        setup_sizes(&c, sizes[si]);
+        fill_input(&c, 0);
+        struct variant vs[MAX_VARIANTS];
+        int nv = 0;
+        memset(vs, 0, sizeof vs);
+        unsigned flags = estimate ? PLANCOLL_ESTIMATE : PLANCOLL_MEASURE;
+        /* the planner's choice, then forced inner algorithms */
+        const char *names[MAX_VARIANTS];
+        int nnames = 0;
+        names[nnames++] = NULL;
+        char forced_copy[512] = "";
+        if (forced) {
+            if (strcmp(forced, "all") == 0) {
+                const char *coll;
+                for (int i = 0; nnames < MAX_VARIANTS - 5; i++) {
+                    const char *nm = plancoll_algorithm_name(i, &coll);
+                    if (!nm) break;
+                    if (strcmp(coll, c.uniform ? "alltoall" : "alltoallv") == 0) names[nnames++] = nm;
+                }
+            } else {
+                snprintf(forced_copy, sizeof forced_copy, "%s", forced);
+                for (char *tok = strtok(forced_copy, ","); tok && nnames < MAX_VARIANTS - 5; tok = strtok(NULL, ","))
+                    names[nnames++] = tok;
+            }
+        }
+        for (int k = 0; k < nnames; k++) {
+            struct variant *v = &vs[nv];
+            v->kind = K_PLANCOLL;
+            if (names[k]) setenv("PLANCOLL_ALGORITHM", names[k], 1);
+            double t0 = MPI_Wtime();
+            int rc = plancoll_plan_transpose(c.n, c.n, MPI_C_DOUBLE_COMPLEX, c.in, c.out, c.comm, flags, &v->plan);
+            double tplan = MPI_Wtime() - t0;
+            unsetenv("PLANCOLL_ALGORITHM");
+            if (rc != PLANCOLL_SUCCESS) {
+                if (c.rank == 0)
+                    printf("# %td: plancoll plan%s%s failed: %s: %s\n", c.n, names[k] ? " forced " : "",
+                           names[k] ? names[k] : "", plancoll_strerror(rc), plancoll_error_detail());
+                continue;
+            }
+            snprintf(v->label, sizeof v->label, "plancoll:%s%s", plancoll_plan_algorithm(v->plan),
+                     names[k] ? " forced" : "");
+            if (c.rank == 0) {
+                printf("# %td: %s planned in %.1f ms\n", c.n, v->label, tplan * 1e3);
+                if (verbose) plancoll_fprint_plan(v->plan, stdout);
+            }
+            nv++;
+        }
+        vs[nv].kind = K_MPI_BLOCKING;
+        snprintf(vs[nv++].label, sizeof vs[0].label, "mpi:%s+local (a, blocking)", c.uniform ? "alltoall" : "alltoallv");
+        vs[nv].kind = K_MPI_NONBLOCKING;
+        snprintf(vs[nv++].label, sizeof vs[0].label, "mpi:i%s+local (a', yielding)", c.uniform ? "alltoall" : "alltoallv");
+#ifdef HAVE_FFTW_MPI
+        {
+            double t0 = MPI_Wtime();
+            vs[nv].fplan = fftw_mpi_plan_many_transpose(c.n, c.n, 2, FFTW_MPI_DEFAULT_BLOCK, FFTW_MPI_DEFAULT_BLOCK,
+                                                        (double *)c.in, (double *)c.out, c.comm, FFTW_MEASURE);
+            if (vs[nv].fplan) {
+                vs[nv].kind = K_FFTW;
+                snprintf(vs[nv++].label, sizeof vs[0].label, "fftw:transpose (b, FFTW_MEASURE)");
+                if (c.rank == 0) printf("# %td: FFTW planned in %.1f ms\n", c.n, (MPI_Wtime() - t0) * 1e3);
+            } else if (c.rank == 0) {
+                printf("# %td: fftw_mpi_plan_many_transpose returned NULL\n", c.n);
+            }
+        }
+#endif
+        vs[nv].kind = K_MEMCPY;
+        snprintf(vs[nv++].label, sizeof vs[0].label, "bound:memcpy");
+        for (int i = 0; i < nv; i++) {
+            vs[i].min = INFINITY;
+            vs[i].max = 0;
+        }
+        /* FFTW's plan_measure scribbles on the arrays: validate after planning, with fresh data */
+        if (check) {
+            for (int i = 0; i < nv; i++) {
+                if (vs[i].kind == K_MEMCPY) continue;
+                for (int e = 1; e <= 2; e++) {
+                    fill_input(&c, e);
+                    if (!c.in_place) memset(c.out, 0xa5, (size_t)c.alloc * ES);
+                    run_variant(&c, &vs[i]);
+                    long bad = check_output(&c, e), all = 0;
+                    reduce_yielding(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
+                    if (all && c.rank == 0) printf("# VALIDATION FAILED: %s n=%td: %ld wrong elements\n", vs[i].label, c.n, all);
+                    total_bad += all;
+                }
+            }
+        }
+        for (int i = 0; i < nv; i++) calibrate(&c, &vs[i], warmup);
+        for (int b = 0; b < batches; b++)
+            for (int i = 0; i < nv; i++) time_batch(&c, &vs[i], b);
+        double ref_a = 0, ref_an = 0, ref_f = 0, ref_m = 0;
+        for (int i = 0; i < nv; i++) {
+            vs[i].median = median(vs[i].batch_mean, batches);
+            if (vs[i].kind == K_MPI_BLOCKING) ref_a = vs[i].median;
+            if (vs[i].kind == K_MPI_NONBLOCKING) ref_an = vs[i].median;
+            if (vs[i].kind == K_FFTW) ref_f = vs[i].median;
+            if (vs[i].kind == K_MEMCPY) ref_m = vs[i].median;
+        }
+        if (c.rank == 0) {
+            for (int i = 0; i < nv; i++) {
+                struct variant *v = &vs[i];
+                printf("  %6td  %-44s %11.1f %11.1f %11.1f %11.1f %6ld", c.n, v->label, v->median * 1e6,
+                       v->sum / v->n * 1e6, v->min * 1e6, v->max * 1e6, v->n);
+                double refs[4] = {ref_a, ref_an, ref_f, ref_m};
+                for (int r = 0; r < 4; r++)
+                    if (refs[r] > 0) printf(" %9.3f", v->median / refs[r]);
+                    else printf(" %9s", "-");
+                printf("\n");
+                if (jf) {
+                    fprintf(jf, "%s\n  {\"n\": %td, \"implementation\": \"%s\", \"median_us\": %.3f, \"avg_us\": %.3f, "
+                                "\"min_us\": %.3f, \"max_us\": %.3f, \"iterations\": %ld}",
+                            first_json ? "" : ",", c.n, v->label, v->median * 1e6, v->sum / v->n * 1e6, v->min * 1e6,
+                            v->max * 1e6, v->n);
+                    first_json = false;
+                }
+            }
+            fflush(stdout);
+        }
+        for (int i = 0; i < nv; i++) {
+            if (vs[i].plan) plancoll_destroy_plan(&vs[i].plan);
+#ifdef HAVE_FFTW_MPI
+            if (vs[i].kind == K_FFTW) fftw_destroy_plan(vs[i].fplan);
+#endif
+        }
+        free_sizes(&c);
+    }
+    if (jf) {
+        fprintf(jf, "\n], \"validation_failures\": %ld}\n", total_bad);
+        fclose(jf);
+    }
+    if (c.rank == 0) printf("# validation: %s\n", !check ? "skipped" : total_bad ? "FAILED" : "passed");
+    free(c.samples);
+    free(c.samples_max);
+#ifdef HAVE_FFTW_MPI
+    fftw_mpi_cleanup();
+#endif
+    exit_code = total_bad ? 1 : 0;
+    if (c.rank == 0) printf("# plancoll-transpose-bench finished: exit status %d\n", (int)exit_code);
+    fflush(stdout);
+    signal(SIGALRM, watchdog);
+    alarm(5);
+    MPI_Finalize();
+    return exit_code;
+}

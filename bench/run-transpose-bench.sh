@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs plancoll-transpose-bench in the configurations of ../shared/BENCHMARKS.md and writes
+# bench/results/<configuration>-transpose.json (and the printed table as .txt next to it).
+#
+# usage: bench/run-transpose-bench.sh CONFIG[,CONFIG...]|all [-- plancoll-transpose-bench options]
+#   CONFIG   1n2p 2n1p-tcp 2n2p-tcp 2n4p-tcp 4n2p-tcp (all: every one of them)
+#   options  e.g. -- -n 1024 -b 7, -- --in-place, -- -a all (every inner algorithm forced as well)
+# environment:
+#   BUILD_DIR       the Meson build directory (default: build of this checkout); reconfigured so the benchmark
+#                   links the MPICH build of FFTW's MPI library
+#   RESULTS_DIR     where the files go (default: bench/results of this checkout)
+#   BENCH_TIMEOUT   seconds one run may take before it is killed (default 1800)
+#   NO_FFTW=1       do not build FFTW's MPI library (the benchmark then runs without the FFTW reference)
+#
+# example: bench/run-transpose-bench.sh 1n2p,2n2p-tcp
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+build=${BUILD_DIR:-$root/build}
+results=${RESULTS_DIR:-$here/results}
+timeout_s=${BENCH_TIMEOUT:-1800}
+
+[ $# -ge 1 ] || { sed -n '5,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+configs=$1
+shift
+[ $# -gt 0 ] && [ "$1" = "--" ] && shift
+extra=("$@")
+
+# FFTW's MPI part against MPICH (idempotent: returns at once when built), then a build that links it.
+if [ "${NO_FFTW:-0}" != 1 ]; then
+    "$here/build-fftw-mpi.sh" >/dev/null
+fi
+if [ -d "$build" ]; then
+    meson setup --reconfigure "$build" "$root" >/dev/null
+else
+    meson setup "$build" "$root" >/dev/null
+fi
+ninja -C "$build" bench/plancoll-transpose-bench >/dev/null
+bench=$build/bench/plancoll-transpose-bench
+
+[ "$configs" = all ] && configs=1n2p,2n1p-tcp,2n2p-tcp,2n4p-tcp,4n2p-tcp
+mkdir -p "$results"
+revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+
+config_command() {
+    local tcp=UCX_TLS=tcp,self
+    case $1 in
+        1n2p) echo "env mpiexec -n 2" ;;
+        2n1p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 $tcp mpiexec -n 2" ;;
+        2n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 4" ;;
+        2n4p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
+        4n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
+        *) return 1 ;;
+    esac
+}
+
+status=0
+IFS=, read -r -a config_list <<<"$configs"
+for config in "${config_list[@]}"; do
+    launcher=$(config_command "$config") || { echo "run-transpose-bench: unknown configuration '$config'" >&2; exit 2; }
+    stem="$results/$config-transpose"
+    args=(--config "$config" --json "$stem.json" "${extra[@]}")
+    echo "== $config transpose at $revision: $launcher $bench ${args[*]}" | tee "$stem.txt"
+    set +e
+    # shellcheck disable=SC2086 # the launcher is a word list on purpose
+    timeout --kill-after=10 "$timeout_s" $launcher "$bench" "${args[@]}" 2>&1 | tee -a "$stem.txt"
+    rc=${PIPESTATUS[0]}
+    set -e
+    # Judged by the line printed before MPI_Finalize (MPICH 4.0.2 over UCX tcp may hang in finalize).
+    verdict=$(sed -n 's/^# plancoll-transpose-bench finished: exit status \([0-9]*\)$/\1/p' "$stem.txt" | tail -n 1)
+    if [ "$verdict" = 0 ]; then
+        [ "$rc" -ne 0 ] && echo "note: exit code $rc after a complete run (MPI_Finalize hang over UCX tcp, tolerated)"
+    else
+        echo "run-transpose-bench: $config FAILED (exit $rc${verdict:+, status $verdict})" >&2
+        status=1
+    fi
+done
+exit $status

@@ -1,0 +1,43 @@
+/* The pure parts of the distributed transpose (no MPI): FFTW's 1D block distribution, the exchange's block
+ * layout, the two cache-blocked local passes around the exchange, and their cost. Unit-tested in
+ * tests/unit/test_transpose_local.c; the MPI side is transpose.c. */
+#ifndef PC_TRANSPOSE_LOCAL_H
+#define PC_TRANSPOSE_LOCAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/algorithm.h"
+
+/* FFTW's default block distribution of n rows over P ranks: block b = ceil(n/P); rank r holds
+ * min(b, n - r b) rows starting at r b, and a rank past the last block holds none and starts at 0 (as
+ * fftw_mpi_local_size_2d_transposed reports it). n = 0 gives every rank 0 rows at 0. */
+void pc_block_dist(ptrdiff_t n, int P, int rank, ptrdiff_t *local_n, ptrdiff_t *local_start);
+ptrdiff_t pc_block_size(ptrdiff_t n, int P);
+
+/* Elements each rank allocates for in and for out: max(1, local_n0 n1, local_n1 n0), as FFTW. */
+ptrdiff_t pc_transpose_alloc(ptrdiff_t n0, ptrdiff_t n1, int P, int rank);
+
+/* Every (source, destination) block has the same size: n0 and n1 are multiples of P, or nothing moves. */
+bool pc_transpose_uniform(ptrdiff_t n0, ptrdiff_t n1, int P);
+
+/* Pass 1, the pack: dst (cols x rows, row length dld) = transpose of src (rows x cols, row length sld), elements
+ * of es bytes. After it the block for destination s (output rows start1(s) .. start1(s) + local_n1(s)) is the
+ * contiguous run of dst rows start1(s) .. , so the exchange needs no further packing. Cache-blocked in tiles of
+ * pc_transpose_tile(es) x pc_transpose_tile(es) elements. src and dst must not overlap. */
+void pc_transpose_local(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols, size_t es);
+size_t pc_transpose_tile(size_t es);
+
+/* Pass 2, the unpack: the block from source r is ln1 rows of counts[r] elements at src + offsets[r] (elements);
+ * row j of it goes to dst row j at column starts[r] (dst rows of dld elements). Rows are written in order, each
+ * filled from the P blocks, so dst streams through the cache once. */
+void pc_transpose_interleave(const void *src, const ptrdiff_t *offsets, const ptrdiff_t *counts,
+                             const ptrdiff_t *starts, int P, void *dst, size_t dld, size_t ln1, size_t es);
+
+/* Cost of the two local passes on one rank, microseconds: each pass reads and writes every local element once,
+ *   T_local = (local_n0 n1 + local_n1 n0) es copy_us_per_b,
+ * the largest over ranks being the first rank's (it holds the most rows of both distributions). */
+double pc_transpose_local_estimate(ptrdiff_t n0, ptrdiff_t n1, int P, size_t es, const struct pc_machine_model *m);
+
+#endif

@@ -1,0 +1,360 @@
+/* The distributed-matrix transpose: plancoll_plan_transpose and plancoll_local_size_transposed (FFTW's MPI
+ * transpose and its 1D block distribution, see plancoll.h).
+ *
+ * Execution, on rank r holding rows [start0, start0 + ln0) of the n0 x n1 input:
+ *   1. pack: S = the local ln0 x n1 rows transposed (n1 x ln0, cache-blocked). Output rows start1(s) .. of S,
+ *      ln1(s) x ln0 elements, are then one contiguous block: the block for destination s.
+ *   2. exchange S -> R with an inner plan: alltoall when every block has the same size (n0 and n1 multiples of
+ *      P), else alltoallv; R holds the block of each source q (ln1 x ln0(q)) at start0(q) ln1.
+ *   3. unpack: out row j = row j of every source's block side by side (out[j][start0(q) + i] = R_q[j][i]).
+ * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. For
+ * shares of 64 KiB and more S lives in the communicator's node-shared heap (plan_scratch), so node-aware
+ * exchanges copy once.
+ * The inner plan is an ordinary plancoll plan over S and R: the planner chooses among every registered
+ * alltoall or alltoallv algorithm under the caller's flags, and runs it on its planned buffers at every
+ * execution (also for plancoll_execute_buffers, which changes only in and out).
+ * One rank: a local transpose (through S when in and out overlap). Nothing to move (n0, n1 or the element size
+ * 0): no inner plan, execution returns at once.
+ * Cost: the inner plan's prediction + pc_transpose_local_estimate (local.h). */
+#include "transpose.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/validate.h"
+#include "../planner/planner.h"
+#include "../shm/layout.h"
+#include "local.h"
+
+struct pc_transpose {
+    ptrdiff_t n0, n1;
+    size_t es;       /* bytes of one element */
+    MPI_Aint lb;     /* an element's data starts lb bytes after its address */
+    int P, rank;
+    ptrdiff_t b0, b1, ln0, start0, ln1, start1;
+    size_t in_elems, out_elems; /* ln0 n1, ln1 n0 */
+    bool uniform;
+    ptrdiff_t *offsets, *counts, *starts; /* [P] the unpack: source q's block in R, its row length, its column */
+    int *vcounts;                         /* [4P] alltoallv arguments, until the inner plan is made */
+    char *S, *R;
+    bool S_in_heap;      /* S came from plancoll_malloc */
+    plancoll_plan inner; /* NULL: one rank, or nothing to move */
+    double local_us;     /* model cost of the two local passes */
+    char name[96];
+};
+
+static bool overlaps(const char *a, size_t alen, const char *b, size_t blen)
+{
+    return alen > 0 && blen > 0 && a < b + blen && b < a + alen;
+}
+
+static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
+{
+    struct pc_transpose *t = plan->transpose;
+    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    char *out = recvbuf;
+    const size_t es = t->es;
+    if (in && t->in_elems) in += t->lb;
+    if (out && t->out_elems) out += t->lb;
+    if (t->inner) {
+        pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, es);
+        int err = plancoll_execute(t->inner);
+        if (err) return err;
+        pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, out, (size_t)t->n0, (size_t)t->ln1, es);
+        return PLANCOLL_SUCCESS;
+    }
+    if (t->in_elems == 0 || es == 0) return PLANCOLL_SUCCESS;
+    /* One rank: the whole matrix is local. */
+    if (overlaps(in, t->in_elems * es, out, t->out_elems * es)) {
+        pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->n0, (size_t)t->n0, (size_t)t->n1, es);
+        memcpy(out, t->S, t->out_elems * es);
+    } else {
+        pc_transpose_local(in, (size_t)t->n1, out, (size_t)t->n0, (size_t)t->n0, (size_t)t->n1, es);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static void teardown(struct plancoll_plan_s *plan)
+{
+    struct pc_transpose *t = plan->transpose;
+    if (!t) return;
+    if (t->inner) plancoll_destroy_plan(&t->inner);
+    free(t->offsets);
+    free(t->counts);
+    free(t->starts);
+    free(t->vcounts);
+    if (t->S_in_heap) plancoll_free(t->S);
+    else free(t->S);
+    free(t->R);
+    free(t);
+    plan->transpose = NULL;
+}
+
+/* Not in the registry: the planner never sees it; plan.c reaches it through plan->alg of a transpose plan. */
+static const struct pc_algorithm transpose_wrapper = {
+    .name = "transpose",
+    .collective = PC_ALLTOALL,
+    .summary = "pack (local transpose), inner alltoall(v) plan, unpack",
+    .execute = execute,
+    .teardown = teardown,
+};
+
+static int check_sizes(ptrdiff_t n0, ptrdiff_t n1)
+{
+    if (n0 < 0 || n1 < 0)
+        return pc_error(PLANCOLL_ERR_COUNT, "the matrix is %td x %td: sizes must not be negative", n0, n1);
+    if (n0 > 0 && n1 > PTRDIFF_MAX / n0)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "a %td x %td matrix has more elements than ptrdiff_t holds", n0, n1);
+    return PLANCOLL_SUCCESS;
+}
+
+ptrdiff_t plancoll_local_size_transposed(ptrdiff_t n0, ptrdiff_t n1, MPI_Comm comm, ptrdiff_t *local_n0,
+                                         ptrdiff_t *local_0_start, ptrdiff_t *local_n1, ptrdiff_t *local_1_start)
+{
+    pc_clear_error();
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return -pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll between MPI_Init and MPI_Finalize");
+    int err = pc_check_comm(comm);
+    if (!err) err = check_sizes(n0, n1);
+    if (err) return -err;
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    ptrdiff_t ln0, s0, ln1, s1;
+    pc_block_dist(n0, P, rank, &ln0, &s0);
+    pc_block_dist(n1, P, rank, &ln1, &s1);
+    if (local_n0) *local_n0 = ln0;
+    if (local_0_start) *local_0_start = s0;
+    if (local_n1) *local_n1 = ln1;
+    if (local_1_start) *local_1_start = s1;
+    return pc_transpose_alloc(n0, n1, P, rank);
+}
+
+/* Local checks and the plan-owned scratch: everything that can fail on one rank only. */
+static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t n0, ptrdiff_t n1,
+                   MPI_Datatype element, void *in, void *out)
+{
+    int err = check_sizes(n0, n1);
+    if (err) return err;
+    if (element == MPI_DATATYPE_NULL) return pc_error(PLANCOLL_ERR_DATATYPE, "the element type is MPI_DATATYPE_NULL");
+    struct pc_typeinfo ti;
+    if ((err = pc_typeinfo_init(&ti, element, false))) return err;
+    if (!ti.contiguous)
+        return pc_error(PLANCOLL_ERR_DATATYPE,
+                        "the element type must be dense (size %d bytes, extent %ld, true extent %ld): a transpose "
+                        "moves whole elements as bytes",
+                        ti.size, (long)ti.extent, (long)ti.true_extent);
+    if (in == MPI_IN_PLACE || out == MPI_IN_PLACE)
+        return pc_error(PLANCOLL_ERR_IN_PLACE, "MPI_IN_PLACE is not a transpose buffer: pass in == out to transpose in place");
+    if ((err = pc_check_flags(p->flags))) return err;
+    t->n0 = n0;
+    t->n1 = n1;
+    t->es = (size_t)ti.size;
+    t->lb = ti.true_lb;
+    t->P = p->size;
+    t->rank = p->rank;
+    t->b0 = pc_block_size(n0, t->P);
+    t->b1 = pc_block_size(n1, t->P);
+    pc_block_dist(n0, t->P, t->rank, &t->ln0, &t->start0);
+    pc_block_dist(n1, t->P, t->rank, &t->ln1, &t->start1);
+    ptrdiff_t most = pc_transpose_alloc(n0, n1, t->P, t->rank);
+    if (most > INT_MAX)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share is %td elements; the exchange counts at most %d", most,
+                        INT_MAX);
+    if ((uint64_t)most * (uint64_t)t->es >= (UINT64_C(1) << 60))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share would exceed 2^60 bytes");
+    t->in_elems = (size_t)(t->ln0 * n1);
+    t->out_elems = (size_t)(t->ln1 * n0);
+    if (t->es > 0 && t->in_elems > 0 && !in)
+        return pc_error(PLANCOLL_ERR_NULL_BUFFER, "in is NULL but this rank holds %td input rows", t->ln0);
+    if (t->es > 0 && t->out_elems > 0 && !out)
+        return pc_error(PLANCOLL_ERR_NULL_BUFFER, "out is NULL but this rank holds %td output rows", t->ln1);
+    t->uniform = pc_transpose_uniform(n0, n1, t->P);
+    size_t bytes_in = t->in_elems * t->es, bytes_out = t->out_elems * t->es;
+    bool moves = n0 > 0 && n1 > 0 && t->es > 0;
+    if (moves) {
+        /* One rank needs S only as the staging area of an overlapping in and out; with several ranks S comes
+         * from the node-shared heap once every rank's arguments are known to be good (plan_scratch). */
+        if (t->P == 1) t->S = malloc(bytes_in ? bytes_in : 1);
+        else t->R = malloc(bytes_out ? bytes_out : 1);
+        if (t->P == 1 ? !t->S : !t->R)
+            return pc_error(PLANCOLL_ERR_NOMEM, "transpose scratch of %zu bytes", t->P == 1 ? bytes_in : bytes_out);
+    }
+    t->offsets = malloc(sizeof(ptrdiff_t) * (size_t)t->P);
+    t->counts = malloc(sizeof(ptrdiff_t) * (size_t)t->P);
+    t->starts = malloc(sizeof(ptrdiff_t) * (size_t)t->P);
+    if (moves && t->P > 1 && !t->uniform) t->vcounts = malloc(sizeof(int) * 4 * (size_t)t->P);
+    if (!t->offsets || !t->counts || !t->starts || (moves && t->P > 1 && !t->uniform && !t->vcounts))
+        return pc_error(PLANCOLL_ERR_NOMEM, "transpose block tables");
+    for (int q = 0; q < t->P; q++) {
+        ptrdiff_t lnq, sq;
+        pc_block_dist(n0, t->P, q, &lnq, &sq);
+        t->counts[q] = lnq;
+        t->starts[q] = sq;
+        t->offsets[q] = sq * t->ln1;
+    }
+    p->sendbuf = in;
+    p->recvbuf = out;
+    p->in_place = in == out && in != NULL;
+    return PLANCOLL_SUCCESS;
+}
+
+/* S, the inner exchange's send buffer, from the communicator's node-shared heap (plancoll_malloc, collective): a
+ * node-aware algorithm then reads a node peer's blocks straight from it, one copy instead of two (measured 2.7x
+ * faster than MPI's alltoall at 1 MiB blocks on one node, bench/results/1n2p-alltoall-heap). Only for shares of
+ * PC_TRANSPOSE_HEAP_BYTES or more (rank 0's share, the largest, decides, so every rank decides alike): below it
+ * the exchange is latency-bound, and growing the heap (a shared window over the node) costs more plan time than
+ * single copies save. When the heap cannot grow (every rank learns it together) S is private memory; a failure
+ * of that is reported by the inner plan, which agrees on errors across ranks. */
+#define PC_TRANSPOSE_HEAP_BYTES ((uint64_t)64 << 10)
+static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
+{
+    size_t bytes = t->in_elems * t->es;
+    ptrdiff_t ln0_first, s0_first;
+    pc_block_dist(t->n0, t->P, 0, &ln0_first, &s0_first);
+    void *heap = NULL;
+    if ((uint64_t)ln0_first * (uint64_t)t->n1 * t->es >= PC_TRANSPOSE_HEAP_BYTES &&
+        plancoll_malloc(bytes, comm, &heap) == PLANCOLL_SUCCESS) {
+        t->S = heap;
+        t->S_in_heap = true;
+        return;
+    }
+    pc_clear_error();
+    t->S = malloc(bytes ? bytes : 1);
+}
+
+/* The inner exchange over S and R, in elements of es bytes (a byte run, so any dense element type moves as is). */
+static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags)
+{
+    MPI_Datatype unit;
+    PC_MPI_CHECK(MPI_Type_contiguous((int)t->es, MPI_BYTE, &unit));
+    PC_MPI_CHECK(MPI_Type_commit(&unit));
+    int err;
+    if (t->uniform) {
+        int count = (int)(t->b0 * t->b1);
+        err = plancoll_plan_alltoall(t->S, count, unit, t->R, count, unit, comm, flags, &t->inner);
+    } else {
+        const int P = t->P;
+        int *sendcounts = t->vcounts, *sdispls = sendcounts + P, *recvcounts = sdispls + P, *rdispls = recvcounts + P;
+        for (int q = 0; q < P; q++) {
+            ptrdiff_t lnq, sq;
+            pc_block_dist(t->n1, P, q, &lnq, &sq);
+            sendcounts[q] = (int)(t->ln0 * lnq);
+            sdispls[q] = (int)(t->ln0 * sq);
+            recvcounts[q] = (int)(t->counts[q] * t->ln1);
+            rdispls[q] = (int)t->offsets[q];
+        }
+        err = plancoll_plan_alltoallv(t->S, sendcounts, sdispls, unit, t->R, recvcounts, rdispls, unit, comm, flags,
+                                      &t->inner);
+    }
+    MPI_Type_free(&unit);
+    free(t->vcounts); /* the inner plan keeps its own copies */
+    t->vcounts = NULL;
+    return err;
+}
+
+int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out, MPI_Comm comm,
+                            unsigned flags, plancoll_plan *plan)
+{
+    struct plancoll_plan_s *p;
+    int err = pc_plan_begin(comm, flags, PC_ALLTOALL, plan, &p);
+    if (err) return err;
+    struct pc_transpose *t = calloc(1, sizeof *t);
+    if (!t) {
+        pc_plan_free(p);
+        return pc_error(PLANCOLL_ERR_NOMEM, "transpose plan");
+    }
+    p->alg = &transpose_wrapper;
+    p->transpose = t;
+    int local = prepare(p, t, n0, n1, element, in, out);
+
+    /* One allreduce: did any rank fail, and did every rank pass the same sizes, element size and flags? */
+    uint64_t h = PC_HASH_SEED;
+    int64_t sig[4] = {(int64_t)n0, (int64_t)n1, (int64_t)t->es, (int64_t)flags};
+    h = pc_hash_bytes(h, sig, sizeof sig);
+    uint64_t v[3] = {local ? 1u : 0u, local ? 0 : h, local ? 0 : ~h}, m[3];
+    int rc = pc_allreduce_wait(p->layout, v, m, 3, MPI_UINT64_T, MPI_MAX);
+    err = local;
+    if (!err && rc) err = rc;
+    if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's transpose arguments were invalid (see its plancoll_error_detail)");
+    if (!err && (m[1] != h || m[2] != ~h))
+        err = pc_error(PLANCOLL_ERR_MISMATCH, "ranks passed different transpose sizes, element sizes or flags (this rank: %td x %td, %zu-byte elements)",
+                       n0, n1, t->es);
+    if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0) {
+        plan_scratch(t, comm);
+        err = plan_exchange(t, comm, flags);
+    }
+    if (err) {
+        pc_plan_free(p);
+        return err;
+    }
+
+    struct pc_machine_model model;
+    pc_default_model(&model);
+    t->local_us = pc_transpose_local_estimate(n0, n1, t->P, t->es, &model);
+    p->predicted_us = t->local_us;
+    p->measured_us = -1;
+    p->runner_up_us = -1;
+    if (t->inner) {
+        p->prob = t->inner->prob;
+        p->predicted_us += t->inner->predicted_us;
+        p->chosen_by = t->inner->chosen_by;
+        p->candidates = t->inner->candidates;
+        p->setup_seconds = t->inner->setup_seconds;
+        snprintf(t->name, sizeof t->name, "transpose(%s)", t->inner->alg->name);
+    } else {
+        p->chosen_by = "rule";
+        p->candidates = 1;
+        snprintf(t->name, sizeof t->name, "transpose(%s)", t->P == 1 ? "local" : "empty");
+    }
+    if ((err = pc_plan_register(p))) {
+        pc_plan_free(p);
+        return err;
+    }
+    *plan = p;
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, const void *out)
+{
+    const struct pc_transpose *t = p->transpose;
+    if (in == MPI_IN_PLACE || out == MPI_IN_PLACE)
+        return pc_error(PLANCOLL_ERR_IN_PLACE, "MPI_IN_PLACE is not a transpose buffer: pass in == out to transpose in place");
+    if (t->es > 0 && t->in_elems > 0 && !in) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "in is NULL");
+    if (t->es > 0 && t->out_elems > 0 && !out) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "out is NULL");
+    return PLANCOLL_SUCCESS;
+}
+
+const char *pc_transpose_name(const struct plancoll_plan_s *p) { return p->transpose->name; }
+
+void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
+{
+    const struct pc_transpose *t = p->transpose;
+    const struct pc_layout *L = p->layout;
+    fprintf(out, "plancoll plan transpose:n0=%td:n1=%td:elem=%zu:P=%d:nodes=%d\n", t->n0, t->n1, t->es, t->P, L->nnodes);
+    fprintf(out, "  algorithm   %s\n", t->name);
+    fprintf(out, "  this rank   %td input rows from %td of %td (block %td), %td output rows from %td of %td (block %td)\n",
+            t->ln0, t->start0, t->n0, t->b0, t->ln1, t->start1, t->n1, t->b1);
+    if (t->inner)
+        fprintf(out, "  exchange    %s: %s\n", t->uniform ? "alltoall" : "alltoallv",
+                t->uniform ? "every block the same size" : "n0 or n1 is not a multiple of the rank count");
+    else
+        fprintf(out, "  exchange    none (%s)\n", t->P == 1 ? "one rank: a local transpose" : "nothing to move");
+    fprintf(out, "  local       cache-blocked transposes in %zux%zu-element tiles, %.2f us predicted\n",
+            pc_transpose_tile(t->es), pc_transpose_tile(t->es), t->local_us);
+    fprintf(out, "  predicted   %.2f us (default model: exchange + local passes)\n", p->predicted_us);
+    if (t->inner)
+        fprintf(out, "  scratch     %s send side, private receive side\n",
+                t->S_in_heap ? "node-shared heap (single-copy node-aware exchanges)" : "private");
+    fprintf(out, "  in place    %s\n", p->in_place ? "yes (as planned; execute_buffers may differ)" : "no (as planned)");
+    fprintf(out, "  executions  %llu\n", p->executions);
+    if (t->inner) {
+        fprintf(out, "  inner plan:\n");
+        plancoll_fprint_plan(t->inner, out);
+    }
+}
