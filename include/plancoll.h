@@ -193,6 +193,12 @@ PLANCOLL_API int plancoll_fprint_plan(plancoll_plan plan, FILE *out);
 /* The name of the plan's algorithm ("alltoall.pairwise"), or NULL for an invalid plan. */
 PLANCOLL_API const char *plancoll_plan_algorithm(plancoll_plan plan);
 
+/* The plan's algorithm and parameters in PLANCOLL_ALGORITHM syntax ("alltoall.mpml:leaders=2"), so a choice
+ * can be forced again or reported. Writes at most len bytes including the terminating NUL; returns
+ * PLANCOLL_SUCCESS, PLANCOLL_ERR_NULL_BUFFER (buf NULL or len 0), PLANCOLL_ERR_OVERFLOW (too short: buf holds
+ * "") or an invalid-plan code. A transpose plan gives its inner exchange's spec. */
+PLANCOLL_API int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len);
+
 /* The registry: the name of algorithm number index (0, 1, ...) and, in *collective when not NULL, its
  * collective ("alltoall", "alltoallv", "allreduce"); NULL past the last one. */
 PLANCOLL_API const char *plancoll_algorithm_name(int index, const char **collective);

@@ -416,6 +416,27 @@ const char *plancoll_plan_algorithm(plancoll_plan plan)
     return plan->alg->name;
 }
 
+int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len)
+{
+    pc_clear_error();
+    if (!buf || len == 0) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "plancoll_plan_spec: no buffer");
+    buf[0] = '\0';
+    if (!plan) return pc_error(PLANCOLL_ERR_NULL_PLAN, "plancoll_plan_spec: NULL plan");
+    if (!live_has(plan)) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: not a live plan");
+    const struct plancoll_plan_s *inner = plan->transpose ? pc_transpose_inner(plan) : plan;
+    if (!inner || !inner->alg) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: transpose without an exchange");
+    char params[96];
+    pc_params_format(&inner->params, params, sizeof params);
+    for (char *c = params; *c; c++)
+        if (*c == ' ') *c = ':';
+    int n = snprintf(buf, len, "%s%s%s", inner->alg->name, params[0] ? ":" : "", params);
+    if (n < 0 || (size_t)n >= len) {
+        buf[0] = '\0';
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "plancoll_plan_spec: %d bytes needed", n + 1);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 const char *plancoll_algorithm_name(int index, const char **collective)
 {
     const struct pc_algorithm *a = pc_registry_get(index);

@@ -332,6 +332,8 @@ int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, 
 
 const char *pc_transpose_name(const struct plancoll_plan_s *p) { return p->transpose->name; }
 
+const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p) { return p->transpose->inner; }
+
 void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
 {
     const struct pc_transpose *t = p->transpose;

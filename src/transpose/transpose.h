@@ -13,5 +13,7 @@ int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, 
 void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out);
 /* plancoll_plan_algorithm on a transpose plan: "transpose(<inner algorithm>)", valid while the plan lives. */
 const char *pc_transpose_name(const struct plancoll_plan_s *p);
+/* Its inner exchange plan (NULL when nothing moves). */
+const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p);
 
 #endif
