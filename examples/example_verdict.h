@@ -37,7 +37,7 @@ static inline int example_finish(const char *name, int ok, MPI_Comm comm)
     fflush(stderr);
     example_exit_code = bad ? 1 : 0;
     signal(SIGALRM, example_watchdog);
-    alarm(5);
+    alarm(2);
     MPI_Finalize();
     return example_exit_code;
 }

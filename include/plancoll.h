@@ -196,7 +196,7 @@ PLANCOLL_API const char *plancoll_plan_algorithm(plancoll_plan plan);
 /* The plan's algorithm and parameters in PLANCOLL_ALGORITHM syntax ("alltoall.mpml:leaders=2"), so a choice
  * can be forced again or reported. Writes at most len bytes including the terminating NUL; returns
  * PLANCOLL_SUCCESS, PLANCOLL_ERR_NULL_BUFFER (buf NULL or len 0), PLANCOLL_ERR_OVERFLOW (too short: buf holds
- * "") or an invalid-plan code. A transpose plan gives its inner exchange's spec. */
+ * "") or an invalid-plan code (buf untouched). A transpose plan gives its inner exchange's spec. */
 PLANCOLL_API int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len);
 
 /* The registry: the name of algorithm number index (0, 1, ...) and, in *collective when not NULL, its

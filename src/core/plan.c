@@ -420,7 +420,6 @@ int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len)
 {
     pc_clear_error();
     if (!buf || len == 0) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "plancoll_plan_spec: no buffer");
-    buf[0] = '\0';
     if (!plan) return pc_error(PLANCOLL_ERR_NULL_PLAN, "plancoll_plan_spec: NULL plan");
     if (!live_has(plan)) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: not a live plan");
     const struct plancoll_plan_s *inner = plan->transpose ? pc_transpose_inner(plan) : plan;

@@ -2,7 +2,7 @@
  * a plan that outlives its communicator; PLANCOLL_ALGORITHM affecting only its own collective; wisdom reuse
  * after MEASURE and plancoll_forget_wisdom; plancoll_fprint_plan contents (the set-up in executions against the
  * prediction, the first execution, the measurement); plans sharing the segment in repeated and alternating order;
- * many create/destroy cycles. */
+ * plancoll_plan_spec and plancoll_set_timelimit; many create/destroy cycles. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -379,14 +379,26 @@ static void shared_segment(void)
     a2av_make(&v[1], true, 2);
     struct a2a w;
     a2a_make(&w, MPI_COMM_WORLD, 9, PLANCOLL_ESTIMATE);
+    /* a DPML allreduce (its own flag protocol, no barrier between its own executions) in the same rotation */
+    tl_force("allreduce.dpml");
+    struct ar dp = {.comm = MPI_COMM_WORLD, .P = tl_size, .r = tl_rank, .n = 1000};
+    dp.s = malloc(sizeof(long) * 1001);
+    dp.d = malloc(sizeof(long) * 1001);
+    dp.plan = NULL;
+    int drc = plancoll_plan_allreduce(dp.s, dp.d, dp.n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &dp.plan);
+    TL_CHECK(drc == PLANCOLL_SUCCESS || drc == PLANCOLL_ERR_INAPPLICABLE, "dpml plan: %s", plancoll_error_detail());
     tl_force(NULL);
     if (v[0].plan) TL_CHECK(strcmp(plancoll_plan_algorithm(v[0].plan), "alltoallv.aggregated") == 0, "ran %s",
                             plancoll_plan_algorithm(v[0].plan));
-    const char *order = "0001101w0w11w100w";
+    const char *order = "0001d101w0wdd11w1dd00w";
     for (int k = 0; order[k]; k++) {
         int it = 100 + k;
         if (order[k] == 'w') {
             a2a_run(&w, it, "node-aware alltoall between aggregated plans");
+            continue;
+        }
+        if (order[k] == 'd') {
+            ar_run(&dp, it, "dpml allreduce between plans sharing the segment");
             continue;
         }
         struct a2av *x = &v[order[k] - '0'];
@@ -411,8 +423,56 @@ static void shared_segment(void)
         }
     }
     a2a_free(&w);
+    ar_free(&dp);
     a2av_free(&v[1]);
     a2av_free(&v[0]);
+}
+
+/* plancoll_plan_spec names the choice so that forcing it gives the same plan; plancoll_set_timelimit(0) times
+ * only the model's favourite and says so. */
+static void spec_and_time_limit(void)
+{
+    struct a2a x;
+    a2a_make(&x, MPI_COMM_WORLD, 16, PLANCOLL_ESTIMATE);
+    if (!x.plan) return;
+    char spec[128], again[128], tiny[4];
+    TL_OK(plancoll_plan_spec(x.plan, spec, sizeof spec));
+    TL_CHECK(strncmp(spec, plancoll_plan_algorithm(x.plan), strlen(plancoll_plan_algorithm(x.plan))) == 0,
+             "spec '%s' does not start with the algorithm %s", spec, plancoll_plan_algorithm(x.plan));
+    TL_CHECK(plancoll_plan_spec(x.plan, NULL, 10) == PLANCOLL_ERR_NULL_BUFFER, "NULL buffer accepted");
+    TL_CHECK(plancoll_plan_spec(NULL, spec, sizeof spec) == PLANCOLL_ERR_NULL_PLAN, "NULL plan accepted");
+    if (strlen(spec) >= sizeof tiny) {
+        memset(tiny, 'x', sizeof tiny);
+        TL_CHECK(plancoll_plan_spec(x.plan, tiny, sizeof tiny) == PLANCOLL_ERR_OVERFLOW && tiny[0] == '\0',
+                 "a short buffer must give OVERFLOW and an empty string");
+    }
+    tl_force(spec);
+    struct a2a y;
+    a2a_make(&y, MPI_COMM_WORLD, 16, PLANCOLL_ESTIMATE);
+    tl_force(NULL);
+    if (y.plan) {
+        TL_OK(plancoll_plan_spec(y.plan, again, sizeof again));
+        TL_CHECK(strcmp(spec, again) == 0, "forcing '%s' gave '%s'", spec, again);
+        a2a_run(&y, 7, "plan forced from a spec");
+    }
+    a2a_free(&y);
+    a2a_free(&x);
+
+    plancoll_forget_wisdom();
+    plancoll_set_timelimit(0.0);
+    struct ar z;
+    ar_make(&z, MPI_COMM_WORLD, 40, PLANCOLL_PATIENT);
+    plancoll_set_timelimit(PLANCOLL_NO_TIMELIMIT);
+    if (z.plan) {
+        char *t = print_plan(z.plan);
+        bool single = strstr(t, "among 1 candidate") != NULL;
+        TL_CHECK(single || strstr(t, "chosen by   measured until the time limit") != NULL,
+                 "a zero time limit must stop the timing after one candidate:\n%s", t);
+        free(t);
+    }
+    ar_run(&z, 3, "allreduce planned under a time limit");
+    ar_free(&z);
+    plancoll_forget_wisdom();
 }
 
 static void many_cycles(void)
@@ -434,6 +494,7 @@ int main(int argc, char **argv)
     setup_in_executions();
     heap_buffers();
     shared_segment();
+    spec_and_time_limit();
     many_cycles();
     return tl_finish();
 }

@@ -81,7 +81,7 @@ int tl_finish(void)
     fflush(stderr);
     tl_exit_code = total[0] == 0 ? 0 : 1;
     signal(SIGALRM, watchdog);
-    alarm(5);
+    alarm(2); /* the verdict is out; a finalize that has not returned in 2 s is the hang */
     MPI_Finalize();
     return tl_exit_code;
 }
