@@ -286,9 +286,9 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
     if (p->flags & PLANCOLL_EXHAUSTIVE)
         reps = 15;
     else if (p->flags & PLANCOLL_PATIENT)
-        reps = 7;
+        reps = 9;
     else if (p->flags & PLANCOLL_MEASURE)
-        reps = 3;
+        reps = 5;
 
     int best = 0, second = -1;
     if (reps > 0 && n > 1) {
@@ -300,6 +300,15 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
             int pick = -1;
             for (int i = 0; i < n; i++)
                 if (!timed[i] && (pick < 0 || local[i].predicted_us < local[pick].predicted_us)) pick = i;
+            timed[pick] = true;
+        }
+        /* And each algorithm's most promising variant: the model ranks an algorithm's parameters better than it
+         * ranks algorithms against each other (their constants differ most between machines), so a model error
+         * between two algorithms costs at most a timing, never the right choice. */
+        for (int i = 0; i < n; i++) {
+            int pick = i;
+            for (int j = 0; j < n; j++)
+                if (local[j].alg == local[i].alg && local[j].predicted_us < local[pick].predicted_us) pick = j;
             timed[pick] = true;
         }
         for (int i = 0; i < n; i++)

@@ -73,9 +73,10 @@ struct pc_decision {
 };
 
 /* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by registry order); MEASURE times
- * the 6 best predictions, PATIENT the 12 best, EXHAUSTIVE every candidate (3, 7 and 15 repetitions after a
- * warm-up), always including MPI's own collective (".native"), and rank 0's choice of the fastest is broadcast (under ESTIMATE too). plancoll_set_timelimit bounds the timing. A single candidate is taken without timing. verbose (rank 0 only, may be NULL)
- * receives the candidate table. */
+ * the 6 best predictions, PATIENT the 12 best, EXHAUSTIVE every candidate, each level also every algorithm's
+ * best-predicted variant and MPI's own collective (".native"); 5, 9 and 15 batches of back-to-back executions
+ * (measure.c). Rank 0's choice is broadcast at every level; plancoll_set_timelimit bounds the timing. A single
+ * candidate is taken without timing. verbose (rank 0 only, may be NULL) receives the candidate table. */
 int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
               const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);
 
