@@ -2,11 +2,11 @@
  * plancoll-bench: OSU-style latency benchmark of plancoll plans against MPI's own collectives.
  *
  *   mpiexec -n P plancoll-bench [alltoall|alltoallv|allreduce ...] [-m MIN:MAX] [-f FACTOR] [-i ITER]
- *                               [-x WARMUP] [-b BATCHES] [-c] [-v] [-a NAME|all]
+ *                               [-x WARMUP] [-b BATCHES] [-c] [-v] [-a NAME|all] [--rigor R]
  *                               [--pattern uniform|random|sparse|hot] [--json FILE] [--config NAME]
  *   plancoll-bench --list
  *
- * For each size it times, side by side in one run: the plancoll plan (the planner's ESTIMATE choice, one
+ * For each size it times, side by side in one run: the plancoll plan (the planner's choice at --rigor, one
  * forced algorithm with -a NAME, or every algorithm of the collective with -a all), MPI's blocking call,
  * MPI's persistent collective (MPI_*_init + MPI_Start, yield-waited), MPI's nonblocking collective
  * (yield-waited), and the memcpy of the bytes one rank must receive (the physical bound).
@@ -55,7 +55,9 @@ struct options {
     int min_iters, warmup, batches;
     bool check, verbose, list;
     bool heap; /* --heap: buffers from plancoll_malloc (node-shared), for single-copy plans */
-    const char *algorithm; /* NULL: the planner's ESTIMATE choice; "all": every registered algorithm */
+    const char *algorithm; /* NULL: the planner's choice; "all": every registered algorithm */
+    unsigned rigor;        /* --rigor: the planner flag of the unforced plan (default PLANCOLL_ESTIMATE) */
+    const char *rigor_name;
     enum pattern pattern;
     const char *json_path;
     const char *configuration;
@@ -111,7 +113,7 @@ struct bench {
     double load_start;             /* the load average when the collective's sweep started */
     struct result *results;        /* rank 0 */
     size_t nresults, cap_results;
-    char (*choices)[96];           /* rank 0: the planner's ESTIMATE choice per size */
+    char (*choices)[96];           /* rank 0: the planner's choice per size */
     size_t *choice_bytes;
     size_t nchoices, cap_choices;
 };
@@ -374,12 +376,12 @@ static int plan_problem(const struct bench *b, const struct problem *pb, plancol
     switch (pb->coll) {
     case COLL_ALLTOALL:
         return plancoll_plan_alltoall(pb->send, pb->count, MPI_BYTE, pb->recv, pb->count, MPI_BYTE, b->comm,
-                                      PLANCOLL_ESTIMATE, plan);
+                                      b->opt->rigor, plan);
     case COLL_ALLTOALLV:
         return plancoll_plan_alltoallv(pb->send, pb->sendcounts, pb->sdispls, MPI_BYTE, pb->recv, pb->recvcounts,
-                                       pb->rdispls, MPI_BYTE, b->comm, PLANCOLL_ESTIMATE, plan);
+                                       pb->rdispls, MPI_BYTE, b->comm, b->opt->rigor, plan);
     case COLL_ALLREDUCE:
-        return plancoll_plan_allreduce(pb->send, pb->recv, pb->count, MPI_DOUBLE, MPI_SUM, b->comm, PLANCOLL_ESTIMATE,
+        return plancoll_plan_allreduce(pb->send, pb->recv, pb->count, MPI_DOUBLE, MPI_SUM, b->comm, b->opt->rigor,
                                        plan);
     case COLL_COUNT: break;
     }
@@ -726,6 +728,7 @@ static bool write_json(const struct bench *b, enum collective coll, const char *
                "\"statistic\": \"median over batches of the batch mean of per-iteration max over ranks\"}",
             o->warmup, o->batches, BATCH_SECONDS * 1e3, o->min_iters);
     fprintf(f, ",\n  \"load_average\": {\"start\": %.2f, \"end\": %.2f}", b->load_start, load_average());
+    fprintf(f, ",\n  \"planner_rigor\": \"%s\"", o->rigor_name);
     fprintf(f, ",\n  \"planner_choice\": [");
     for (size_t i = 0; i < b->nchoices; i++) {
         fprintf(f, "%s\n    {\"bytes\": %zu, \"algorithm\": ", i ? "," : "", b->choice_bytes[i]);
@@ -838,7 +841,7 @@ static void run_size(struct bench *b, struct problem *pb, size_t bytes)
     problem_set_size(b, pb, bytes);
     fill_send(b, pb, 0);
 
-    /* The planner's ESTIMATE choice, reported even when algorithms are forced. */
+    /* The planner's choice (at --rigor), reported even when algorithms are forced. */
     plancoll_plan chosen = NULL;
     int rc = plan_with_algorithm(b, pb, NULL, &chosen);
     if (rc != PLANCOLL_SUCCESS) {
@@ -850,11 +853,11 @@ static void run_size(struct bench *b, struct problem *pb, size_t bytes)
     snprintf(choice, sizeof choice, "%s", plancoll_plan_algorithm(chosen));
     record_choice(b, bytes, choice);
     if (b->rank == 0 && o->verbose) {
-        printf("# plan chosen by the planner (ESTIMATE) for %zu B:\n", bytes);
+        printf("# plan chosen by the planner (%s) for %zu B:\n", o->rigor_name, bytes);
         plancoll_fprint_plan(chosen, stdout);
         fflush(stdout);
     }
-    if (b->rank == 0 && o->algorithm) printf("# %zu B: the planner (ESTIMATE) chooses %s\n", bytes, choice);
+    if (b->rank == 0 && o->algorithm) printf("# %zu B: the planner (%s) chooses %s\n", bytes, o->rigor_name, choice);
     plancoll_destroy_plan(&chosen);
 
     struct variant vs[MAX_VARIANTS];
@@ -961,8 +964,10 @@ static void usage(FILE *f)
             "  -b BATCHES       timed batches per implementation and size (default and minimum 5)\n"
             "  -c               validate every implementation at every size (exit 1 on any failure)\n"
             "  -a NAME|all      time this plancoll algorithm (forced) or every algorithm of the collective\n"
-            "                   (default: the planner's ESTIMATE choice); NAME may carry parameters\n"
+            "                   (default: the planner's choice); NAME may carry parameters\n"
             "                   (allreduce.dpml:leaders=2) and several NAMEs may be given, comma-separated\n"
+            "  --rigor R        how the planner's own plan is made: estimate (default), measure, patient,\n"
+            "                   exhaustive (planner flags; with -a the choice is still printed)\n"
             "  --pattern P      alltoallv counts: uniform, random, sparse or hot (default uniform)\n"
             "  --json FILE      write the results as JSON (several collectives: FILE-<collective>.json)\n"
             "  --config NAME    configuration name for the JSON (default derived: e.g. 1n2p, 2n2p-tcp)\n"
@@ -1003,7 +1008,10 @@ static const char *parse_options(int argc, char **argv, struct options *o)
     o->warmup = MIN_WARMUP;
     o->batches = MIN_BATCHES;
     o->pattern = PATTERN_UNIFORM;
+    o->rigor = PLANCOLL_ESTIMATE;
+    o->rigor_name = "ESTIMATE";
     static const struct option longopts[] = {
+        {"rigor", required_argument, NULL, 'R'},
         {"pattern", required_argument, NULL, 'p'}, {"json", required_argument, NULL, 'j'},
         {"list", no_argument, NULL, 'l'},          {"config", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},          {"heap", no_argument, NULL, 'H'},
@@ -1046,6 +1054,18 @@ static const char *parse_options(int argc, char **argv, struct options *o)
                 if (strcmp(optarg, pattern_names[i]) == 0) found = i;
             if (found < 0) return "--pattern wants uniform, random, sparse or hot";
             o->pattern = (enum pattern)found;
+            break;
+        }
+        case 'R': {
+            static const char *const names[] = {"estimate", "measure", "patient", "exhaustive"};
+            static const char *const upper[] = {"ESTIMATE", "MEASURE", "PATIENT", "EXHAUSTIVE"};
+            static const unsigned flags[] = {PLANCOLL_ESTIMATE, PLANCOLL_MEASURE, PLANCOLL_PATIENT, PLANCOLL_EXHAUSTIVE};
+            int found = -1;
+            for (int i = 0; i < 4; i++)
+                if (strcmp(optarg, names[i]) == 0) found = i;
+            if (found < 0) return "--rigor wants estimate, measure, patient or exhaustive";
+            o->rigor = flags[found];
+            o->rigor_name = upper[found];
             break;
         }
         case 'j': o->json_path = optarg; break;
