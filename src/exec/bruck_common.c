@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bruck_common.h"
+#include "cost.h"
 
 int pc_bruck_radix(const struct pc_params *params, int P)
 {
@@ -112,15 +113,17 @@ int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uni
     return PLANCOLL_SUCCESS;
 }
 
-double pc_bruck_steps_cost(int P, int radix, double m, const struct pc_machine_model *mm)
+double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, const struct pc_machine_model *mm)
 {
+    const int P = p->shape.nranks;
     struct pc_bruck_step steps[PC_BRUCK_MAX_STEPS];
     int n = pc_bruck_steps(P, radix, steps, PC_BRUCK_MAX_STEPS);
     double t = 0;
     for (int s = 0; s < n && s < PC_BRUCK_MAX_STEPS; s++) {
         int k = 0;
         for (int i = 0; i < P; i++) k += pc_bruck_moves(i, radix, &steps[s]);
-        t += mm->alpha_us + k * m * mm->beta_us_per_b + 2.0 * k * m * mm->copy_us_per_b;
+        int offnode = pc_cost_offnode_pairs(p, pc_cost_shift_partner, steps[s].digit * steps[s].weight);
+        t += pc_cost_step_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m);
     }
     return t;
 }

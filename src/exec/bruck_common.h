@@ -48,8 +48,11 @@ void pc_bruck_uniform_teardown(struct plancoll_plan_s *plan);
 int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
                          char *record);
 
-/* Cost of the steps with m-byte slots: sum over steps s of (alpha + k_s m beta + 2 k_s m c_copy), k_s the
- * slots step s moves (one message, a pack and an unpack copy). */
-double pc_bruck_steps_cost(int P, int radix, double m, const struct pc_machine_model *mm);
+/* Cost of the steps with m-byte slots (model primitives): sum over steps s of
+ *   msg_s(k_s m)             one message of the k_s slots step s moves, to the rank d_s = v R^d ahead: a node
+ *                            message when no rank's partner is off-node, else net_concurrent(k, k_s m) with k
+ *                            the most ranks of one node whose partner is off-node (pc_cost_offnode_pairs)
+ *   + 2 transpose(k_s m)     the pack and the unpack of the slots */
+double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, const struct pc_machine_model *mm);
 
 #endif

@@ -1,6 +1,6 @@
 #include "common.h"
 
-#include <math.h>
+#include "../cost.h"
 
 int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
@@ -36,28 +36,71 @@ int pc_allreduce_fold_out(struct plancoll_plan_s *plan, const struct pc_fold *f,
     return pc_allreduce_exchange(plan, plan->rank - 1, rbuf, plan->count, NULL, 0);
 }
 
-double pc_allreduce_rd_cost(double P, double n, const struct pc_machine_model *m)
+/* The fold pairs ranks 2i and 2i + 1 below 2 rem. */
+static int fold_partner(int r, int P, int rem)
+{
+    (void)P;
+    return r < 2 * rem ? (r ^ 1) : -1;
+}
+
+/* One message of a step: between leaders of different nodes, or between the problem's ranks paired by partner. */
+static double step(const struct pc_problem *p, int leaders, int (*partner)(int, int, int), int arg, double bytes,
+                   const struct pc_machine_model *m)
+{
+    if (leaders > 0) return pc_cost_net_concurrent(m, leaders, bytes);
+    return pc_cost_step_msg(m, pc_cost_offnode_pairs(p, partner, arg), bytes);
+}
+
+/* The fold in (a message and a reduction) and out (a message) when P is not a power of two. */
+static double fold_cost(const struct pc_problem *p, int P, int pof2, double n, int leaders,
+                        const struct pc_machine_model *m)
+{
+    if (pof2 == P) return 0;
+    double msg = step(p, leaders, fold_partner, P - pof2, n, m);
+    return 2 * msg + pc_cost_reduce_of(p, m, n);
+}
+
+static int pof2_below(int P)
+{
+    int pof2 = 1;
+    while (pof2 * 2 <= P) pof2 *= 2;
+    return pof2;
+}
+
+/* fold + sum over masks 1, 2, .., pof2/2 of (msg_mask(n) + reduce(n)) */
+double pc_allreduce_rd_cost(const struct pc_problem *p, int P, double n, int leaders, const struct pc_machine_model *m)
 {
     if (P <= 1) return 0;
-    double steps = floor(log2(P));
-    double t = steps * (m->alpha_us + n * m->beta_us_per_b + n * m->gamma_us_per_b);
-    if (pow(2, steps) != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
+    int pof2 = pof2_below(P);
+    double t = fold_cost(p, P, pof2, n, leaders, m);
+    for (int mask = 1; mask < pof2; mask *= 2)
+        t += step(p, leaders, pc_cost_xor_partner, mask, n, m) + pc_cost_reduce_of(p, m, n);
     return t;
 }
 
-double pc_allreduce_rsag_cost(double P, double n, const struct pc_machine_model *m)
+/* fold + sum over halving masks pof2/2 .. 1 of (2 msg_mask(n mask/pof2) + reduce(n mask/pof2)): the halving step
+ * and the allgather step that replays it */
+double pc_allreduce_rsag_cost(const struct pc_problem *p, int P, double n, int leaders,
+                              const struct pc_machine_model *m)
 {
     if (P <= 1) return 0;
-    double pof2 = pow(2, floor(log2(P)));
-    double t = 2 * log2(pof2) * m->alpha_us + 2 * (pof2 - 1) / pof2 * n * m->beta_us_per_b +
-               (pof2 - 1) / pof2 * n * m->gamma_us_per_b;
-    if (pof2 != P) t += 2 * (m->alpha_us + n * m->beta_us_per_b) + n * m->gamma_us_per_b;
+    int pof2 = pof2_below(P);
+    double t = fold_cost(p, P, pof2, n, leaders, m);
+    for (int mask = pof2 / 2; mask >= 1; mask /= 2) {
+        double bytes = n * mask / pof2;
+        t += 2 * step(p, leaders, pc_cost_xor_partner, mask, bytes, m) + pc_cost_reduce_of(p, m, bytes);
+    }
     return t;
 }
 
-double pc_allreduce_native_cost(double P, double n, bool commutative, const struct pc_machine_model *m)
+/* MPICH's choice: recursive doubling up to 2 KiB or for a non-commutative op, else reduce-scatter + allgather;
+ * plus native_rounds(its rounds) (cost.h) */
+double pc_allreduce_native_cost(const struct pc_problem *p, int P, double n, int leaders,
+                                const struct pc_machine_model *m)
 {
     if (P <= 1) return 0;
-    if (n <= 2048 || !commutative) return ceil(log2(P)) * (m->alpha_us + n * (m->beta_us_per_b + m->gamma_us_per_b));
-    return 2 * ceil(log2(P)) * m->alpha_us + 2 * n * m->beta_us_per_b + n * m->gamma_us_per_b;
+    int pof2 = pof2_below(P), lg = 0, fold = pof2 == P ? 0 : 2;
+    while ((1 << lg) < pof2) lg++;
+    if (n <= 2048 || !p->commutative) return pc_allreduce_rd_cost(p, P, n, leaders, m) + pc_cost_native_rounds(p, m, lg + fold);
+    return pc_allreduce_rsag_cost(p, P, n, leaders, m) + pc_cost_native_rounds(p, m, 2 * lg + fold);
 }

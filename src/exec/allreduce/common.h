@@ -15,10 +15,16 @@ int pc_allreduce_fold_in(struct plancoll_plan_s *plan, const struct pc_fold *f, 
 /* The fold's second half: the odd ranks return the result to the even ranks that sat out. */
 int pc_allreduce_fold_out(struct plancoll_plan_s *plan, const struct pc_fold *f, void *rbuf);
 
-/* Cost of one allreduce of n bytes over P ranks (microseconds), the formulas of recursive_doubling.c,
- * rabenseifner.c and native.c; the hierarchical algorithms charge them for their inter-node part. */
-double pc_allreduce_rd_cost(double P, double n, const struct pc_machine_model *m);
-double pc_allreduce_rsag_cost(double P, double n, const struct pc_machine_model *m);
-double pc_allreduce_native_cost(double P, double n, bool commutative, const struct pc_machine_model *m);
+/* Cost of one allreduce of n bytes over a group of P ranks (microseconds), the formulas of recursive_doubling.c,
+ * rabenseifner.c and native.c in the model's primitives. leaders = 0: the group is the problem's ranks, and each
+ * step is a node message or a network one by where the partners sit (pc_cost_offnode_pairs); leaders = l > 0: the
+ * group is one leader per node, every step crosses nodes while the node's l leaders run their own allreduces at
+ * once (net_concurrent(l, .)): the hierarchical algorithms charge this for their inter-node part. Reductions use
+ * the problem's (op, type). */
+double pc_allreduce_rd_cost(const struct pc_problem *p, int P, double n, int leaders, const struct pc_machine_model *m);
+double pc_allreduce_rsag_cost(const struct pc_problem *p, int P, double n, int leaders,
+                              const struct pc_machine_model *m);
+double pc_allreduce_native_cost(const struct pc_problem *p, int P, double n, int leaders,
+                                const struct pc_machine_model *m);
 
 #endif

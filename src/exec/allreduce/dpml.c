@@ -5,7 +5,9 @@
  * leader j of the other nodes, and every rank copies all partitions back. Parameters: leaders (1 .. smallest
  * node, larger requests clamped), placement (first, numa), inter (rd, rsag, mpi). Engine dpml_common.c with
  * no pipeline; cost (seed 004 eq. 7, eq. 3 corrected to one leader's share, see dpml_common.c):
- *   (l or l-1 when l = ppn)(alpha + copy n/l) + l (alpha + copy n/l) + (ppn - 1)(n/l) gamma + T_inter(h, n/l). */
+ *   (l, or l-1 when l = ppn) shm_copy(1, ppn, n/l)   the hand-over of the partitions
+ *   + l shm_copy(1, ppn, n/l)                        the copy back
+ *   + 2 sync_us + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j: net_concurrent(l, .) steps) */
 #include "dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

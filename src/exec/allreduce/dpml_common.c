@@ -28,17 +28,20 @@
  * segment is shared by every plan of the communicator: when another plan used it since this plan's last
  * execution, a node barrier comes first (pc_segment_claim).
  *
- * Cost (seed 004 eq. 2-7; a' = alpha and b' = copy of the model, h nodes, the largest node's ppn):
- *   T_bcast = l (alpha + copy n/l)                                (eq. 6)
- *   T_copy  = l (alpha + copy n/l), or (l-1)(alpha + copy n/l) when every rank leads (l = ppn: a leader keeps
- *             its own partition, which eq. 2 charges anyway)
- *   T_comp = (ppn - 1) (n/l) gamma                                (eq. 3 as printed, (p/(h l) - 1) n c, charges a
+ * Cost (seed 004 eq. 2-7 in the model's primitives; h nodes, ppn the largest node's ranks; a' + b' x of the seed
+ * is shm_copy(1, ppn, x): one shared-memory copy while the node's ppn ranks all copy):
+ *   T_bcast = l shm_copy(1, ppn, n/l)                             (eq. 6)
+ *   T_copy  = l shm_copy(1, ppn, n/l), or (l-1) shm_copy(1, ppn, n/l) when every rank leads (l = ppn: a leader
+ *             keeps its own partition, which eq. 2 charges anyway)
+ *   T_sync  = 2 sync_us                                           (the hand-over flag and the result flag)
+ *   T_comp = (ppn - 1) reduce(n/l)                                (eq. 3 as printed, (p/(h l) - 1) n c, charges a
  *                                                                  leader the whole vector; it reduces only n/l)
- *   T_comm = k T_inter(h, n/(l k))   (rd: ceil(lg h)(alpha k + n beta/l + n gamma/l), eq. 4-5; rsag and mpi: the
- *                                     formulas of rabenseifner.c and native.c)
- *   k = 1: T = T_copy + T_bcast + T_comp + T_comm                 (eq. 7)
- *   k > 1: T = T_copy + T_bcast + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's reduction
- *                                                                  cannot overlap; the rest overlaps the exchanges) */
+ *   T_comm = k T_inter(h, n/(l k))   (rd, rsag or mpi of common.c over the h leaders j, every step between nodes
+ *                                     with the node's l leaders exchanging at once: net_concurrent(l, .), eq. 4-5)
+ *   k = 1: T = T_copy + T_bcast + T_sync + T_comp + T_comm        (eq. 7)
+ *   k > 1: T = T_copy + T_bcast + T_sync + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's
+ *                                                                  reduction cannot overlap; the rest overlaps the
+ *                                                                  exchanges) */
 #include "dpml_common.h"
 
 #include <stdlib.h>
@@ -162,12 +165,13 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
 
 /* ---- cost ------------------------------------------------------------------------------------------------- */
 
-double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, const struct pc_machine_model *m)
+double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders,
+                              const struct pc_machine_model *m)
 {
     switch (inter) {
-    case PC_DPML_INTER_RSAG: return pc_allreduce_rsag_cost(h, bytes, m);
-    case PC_DPML_INTER_MPI: return pc_allreduce_native_cost(h, bytes, p->commutative, m);
-    default: return pc_allreduce_rd_cost(h, bytes, m);
+    case PC_DPML_INTER_RSAG: return pc_allreduce_rsag_cost(p, (int)h, bytes, leaders, m);
+    case PC_DPML_INTER_MPI: return pc_allreduce_native_cost(p, (int)h, bytes, leaders, m);
+    default: return pc_allreduce_rd_cost(p, (int)h, bytes, leaders, m);
     }
 }
 
@@ -175,15 +179,17 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
 {
     if (p->shape.nranks <= 1) return 0;
     double n = (double)p->count * (double)p->elem_bytes, h = p->shape.nnodes, ppn = p->shape.max_ppn;
-    double l = pc_dpml_leaders_used(p, cfg->leaders), k = cfg->segments < 1 ? 1 : cfg->segments;
+    const int leaders = pc_dpml_leaders_used(p, cfg->leaders);
+    double l = leaders, k = cfg->segments < 1 ? 1 : cfg->segments;
     /* a non-leader hands over all l partitions; when every rank leads, each keeps its own */
     double handed = l < ppn ? l : l - 1;
-    double t_copy = handed * (m->alpha_us + m->copy_us_per_b * n / l), t_bcast = l * (m->alpha_us + m->copy_us_per_b * n / l);
-    double t_comp = (ppn - 1) * (n / l) * m->gamma_us_per_b;
-    double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), m) : 0;
-    if (k == 1) return t_copy + t_bcast + t_comp + t_comm;
+    double part = pc_cost_shm_copy(m, 1, p->shape.max_ppn, n / l);
+    double t_copy = handed * part, t_bcast = l * part, t_sync = 2 * m->sync_us;
+    double t_comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
+    double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), leaders, m) : 0;
+    if (k == 1) return t_copy + t_bcast + t_sync + t_comp + t_comm;
     double rest = t_comp * (k - 1) / k;
-    return t_copy + t_bcast + t_comp / k + (rest > t_comm ? rest : t_comm);
+    return t_copy + t_bcast + t_sync + t_comp / k + (rest > t_comm ? rest : t_comm);
 }
 
 /* ---- set-up ---------------------------------------------------------------------------------------------- */

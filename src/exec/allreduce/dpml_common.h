@@ -41,8 +41,9 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
 
 /* Predicted time (microseconds), seed 004 eq. (2)-(7) with eq. (3) corrected: see dpml_common.c. */
 double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);
-/* The inter-node part alone: one allreduce of `bytes` over h nodes by algorithm inter. */
-double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes,
+/* The inter-node part alone: one allreduce of `bytes` over h nodes by algorithm inter, the node's `leaders`
+ * leaders running theirs at once. */
+double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders,
                               const struct pc_machine_model *m);
 
 int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg);

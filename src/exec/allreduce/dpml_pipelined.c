@@ -3,8 +3,8 @@
  * reduced it, so the reduction of s+1 overlaps the flight of s, and the node's ranks copy each sub-partition
  * back as soon as its exchange is done. Parameters: those of allreduce.dpml and segments = k. Engine
  * dpml_common.c; cost (seed 004 eq. 5 and 7, eq. 3 corrected, with the overlap):
- *   T_copy + T_bcast + T_comp / k + max(T_comp (k-1)/k, k T_inter(h, n/(l k))), T_comp = (ppn-1)(n/l) gamma,
- *   T_copy and T_bcast those of allreduce.dpml. */
+ *   T_copy + T_bcast + T_sync + T_comp / k + max(T_comp (k-1)/k, k T_inter(h, n/(l k))),
+ *   T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model primitives). */
 #include "dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

@@ -2,8 +2,11 @@
  * MPI libraries. The node's ranks hand their vectors to the leader through the shared segment (or it reads
  * plancoll_malloc buffers in place), the leader reduces them in node-rank order, runs the inter-node allreduce
  * with the other nodes' leaders, and every rank copies the result back. Parameter: inter (the leaders'
- * allreduce: rd, rsag or mpi). Engine dpml_common.c with l = 1 and no pipeline; cost (seed 004 eq. 7 at l = 1):
- *   (1 or 0 when ppn = 1) (alpha + copy n) + (alpha + copy n) + (ppn - 1) n gamma + T_inter(h, n). */
+ * allreduce: rd, rsag or mpi). Engine dpml_common.c with l = 1 and no pipeline; cost (seed 004 eq. 7 at l = 1,
+ * in the model's primitives, see dpml_common.c):
+ *   (1, or 0 when ppn = 1) shm_copy(1, ppn, n)   the hand-over
+ *   + shm_copy(1, ppn, n)                        the copy back
+ *   + 2 sync_us + (ppn - 1) reduce(n) + T_inter(h, n)   (T_inter over the leaders: net_concurrent(1, .) steps) */
 #include "dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

@@ -1,5 +1,9 @@
 /* allreduce.native: MPI's persistent MPI_Allreduce_init, yield-waited; MPI_Iallreduce on other buffers.
- * Cost: modelled as MPICH's choice, recursive doubling up to 2 KiB, Rabenseifner above. */
+ * Cost: modelled as MPICH's choice in the model's primitives (common.c), lg = lg(pof2), f = 2 when P is not a
+ * power of two (the fold), else 0:
+ *   n <= 2 KiB or a non-commutative op: recursive doubling's cost (recursive_doubling.c) + native_rounds(lg + f)
+ *   else: reduce-scatter + allgather's cost (rabenseifner.c) + native_rounds(2 lg + f)
+ *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h), else 0. */
 #include <stdlib.h>
 
 #include "common.h"
@@ -39,7 +43,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return pc_allreduce_native_cost(p->shape.nranks, (double)p->count * (double)p->elem_bytes, p->commutative, m);
+    return pc_allreduce_native_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
 }
 
 const struct pc_algorithm pc_allreduce_native = {

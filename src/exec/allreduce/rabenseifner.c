@@ -2,8 +2,12 @@
  * current range and reduces the peer's copy of it) then an allgather by recursive doubling; the vector is cut
  * into pof2 blocks of count/pof2 (+1) elements, so any count works, 0 included. Each element is reduced by
  * exactly one rank and then copied, so every rank ends bit-identical. The halving reorders operands, so the op
- * must be commutative. Cost: 2 lg(pof2) alpha + 2 (pof2-1)/pof2 n beta + (pof2-1)/pof2 n gamma, plus,
- * when P is not a power of two, 2 (alpha + n beta) + n gamma for the fold in and out. */
+ * must be commutative. Cost (model primitives, common.c):
+ *   sum over halving masks pof2/2, .., 1 of (2 msg_mask(n mask/pof2) + reduce(n mask/pof2))
+ *                                            the halving step and the allgather step replaying it
+ *   + [P not a power of two] (2 msg_fold(n) + reduce(n))   the fold in and out
+ * msg_x(b): shm_msg(b) when every pair of the step sits on one node, else net_concurrent(k, b), k the most ranks
+ * of one node whose partner is off-node; reduce with the problem's (op, type). */
 #include <stdlib.h>
 
 #include "../schedule.h"
@@ -75,7 +79,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return pc_allreduce_rsag_cost(p->shape.nranks, (double)p->count * (double)p->elem_bytes, m);
+    return pc_allreduce_rsag_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
 }
 
 const struct pc_algorithm pc_allreduce_rabenseifner = {

@@ -1,8 +1,11 @@
 /* allreduce.recursive_doubling: after the fold to pof2 ranks, lg(pof2) steps exchange the whole vector with
  * newrank ^ mask (mask = 1, 2, 4, ...) and reduce. Both partners compute (lower rank's data) op (higher rank's
  * data) on the same operands, so every rank ends bit-identical and non-commutative ops keep rank order.
- * Cost (seed 004 eq. 1, with the fold made explicit): lg(pof2)(alpha + n beta + n gamma), plus, when P is not a
- * power of two, 2 (alpha + n beta) + n gamma for the fold in and out. */
+ * Cost (seed 004 eq. 1 in the model's primitives, with the fold made explicit; common.c):
+ *   sum over masks 1, 2, .., pof2/2 of (msg_mask(n) + reduce(n))
+ *   + [P not a power of two] (2 msg_fold(n) + reduce(n))   the fold in and out
+ * msg_x(b): shm_msg(b) when every pair of the step sits on one node, else net_concurrent(k, b), k the most ranks
+ * of one node whose partner is off-node; reduce with the problem's (op, type). */
 #include <stdlib.h>
 
 #include "../schedule.h"
@@ -64,7 +67,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return pc_allreduce_rd_cost(p->shape.nranks, (double)p->count * (double)p->elem_bytes, m);
+    return pc_allreduce_rd_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
 }
 
 const struct pc_algorithm pc_allreduce_recursive_doubling = {

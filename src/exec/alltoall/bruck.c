@@ -4,7 +4,9 @@
  * inverse rotation puts slot i in recv block (r-i) mod P (derivation in schedule.h; the inverse rotation printed
  * in seed 002 is off). Each step moves about P/R blocks, so it wins for small blocks and loses for large ones.
  * The steps themselves are shared with alltoallv.padded_bruck (bruck_common.c).
- * Cost: sum over steps (alpha + k_s m beta + 2 k_s m c_copy) + 2 P m c_copy, k_s = slots moved in step s. */
+ * Cost (model primitives; the steps as pc_bruck_steps_cost, bruck_common.h):
+ *   sum over steps (msg_s(k_s m) + 2 transpose(k_s m))   k_s = slots step s moves, msg_s node or network
+ *   + 2 transpose(P m)                                   the rotation and the inverse rotation */
 #include <string.h>
 
 #include "../../core/plan.h"
@@ -44,7 +46,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
 {
     const int P = p->shape.nranks;
     double m = (double)p->block_bytes;
-    return pc_bruck_steps_cost(P, pc_bruck_radix(params, P), m, mm) + 2.0 * P * m * mm->copy_us_per_b;
+    return pc_bruck_steps_cost(p, pc_bruck_radix(params, P), m, mm) + 2.0 * pc_cost_transpose(mm, P * m);
 }
 
 const struct pc_algorithm pc_alltoall_bruck = {

@@ -1,10 +1,17 @@
 /* alltoall.native: MPI's own persistent collective (MPI_Alltoall_init), started and then waited in plancoll's
  * yielding loop. On other buffers (plancoll_execute_buffers) it runs MPI_Ialltoall, since a persistent request
- * is bound to its buffers. Cost: modelled as MPICH's choice, Bruck below 256 B blocks, else spread-out. */
-#include <math.h>
+ * is bound to its buffers. Cost: modelled as MPICH's choice in the model's primitives:
+ *   m < 256 B and P > 2: radix-2 Bruck, as alltoall.bruck (bruck_common.h):
+ *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m)) + 2 transpose(P m)   + native_rounds(steps)
+ *   else the spread-out exchange, as alltoall.pairwise (pc_cost_direct):
+ *     (ppn - 1) shm_msg(m) + (P - ppn) net_concurrent(ppn, m) + shm_copy(1, 1, m)   + native_rounds(P - 1)
+ *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h: each round of MPI's schedule waits for a
+ *   scheduler turn there), else 0. */
 #include <stdlib.h>
 
 #include "../../core/plan.h"
+#include "../bruck_common.h"
+#include "../cost.h"
 
 struct native {
     MPI_Request req;
@@ -46,10 +53,16 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    double P = p->shape.nranks, bytes = (double)p->block_bytes;
-    if (bytes < 256 && P > 2)
-        return ceil(log2(P)) * (m->alpha_us + P / 2 * bytes * m->beta_us_per_b) + 2 * P * bytes * m->copy_us_per_b;
-    return (P - 1) * (m->alpha_us + bytes * m->beta_us_per_b) + bytes * m->copy_us_per_b;
+    const int P = p->shape.nranks;
+    double bytes = (double)p->block_bytes;
+    if (P <= 1) return pc_cost_shm_copy(m, 1, 1, bytes);
+    if (bytes < 256 && P > 2) {
+        struct pc_bruck_step steps[PC_BRUCK_MAX_STEPS];
+        int nsteps = pc_bruck_steps(P, 2, steps, PC_BRUCK_MAX_STEPS);
+        return pc_bruck_steps_cost(p, 2, bytes, m) + 2.0 * pc_cost_transpose(m, P * bytes) +
+               pc_cost_native_rounds(p, m, nsteps);
+    }
+    return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_native_rounds(p, m, P - 1);
 }
 
 const struct pc_algorithm pc_alltoall_native = {

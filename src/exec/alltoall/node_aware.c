@@ -26,10 +26,19 @@
  * their blocks straight from it; a closing node barrier then keeps the owner from returning (and reusing the
  * buffer) while peers still read it. The decision is per rank and per execution (execute_buffers may pass other
  * buffers), published in a descriptor slot before the barrier that readers wait on.
- * Cost (seed 000 eq. 7-8 with T_ONMPML's max for the overlapped form):
- *   T_intra = 2 P m c            (every rank writes and reads P blocks of shared memory)
- *   T_inter = ceil((N-1)/l) (alpha + ppn^2 m beta)   (the busiest leader's messages)
- *   MPML: T_intra + T_inter + 2 alpha_sync; ONMPML: max(T_intra, T_inter) + the first and last piece. */
+ * Cost (seed 000 eq. 7-9 and T_ONMPML in the model's primitives; ppn = max_ppn, l leaders, N nodes):
+ *   piece   = shm_copy(1, ppn, ppn m)   one node's share of a rank's row copied in (gather) or out (scatter),
+ *                                       every rank of the node copying at once (tau = ppn: here every rank copies
+ *                                       its own row, so the leaders' placement does not change tau)
+ *   T_gather = T_scatter = N piece
+ *   T_inter = ceil((N-1)/l) (net_concurrent(min(l, N-1), ppn^2 m) + transpose(ppn^2 m))
+ *             the busiest leader's node-pair messages while the node's other leaders send theirs, each packed
+ *             by MPI from S with an indexed datatype (the b' sz ppn^2 term)
+ *             + ceil((N-1)/l) 2 net(8) with MPI_Put (the credit and the arrival flag of each pair)
+ *   T_sync  = 2 sync_us                 the opening node barrier and the gather barrier / arrival flag
+ *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync
+ *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync, T_start = T_end = piece (the first gather and the
+ *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter). */
 #include "node_aware.h"
 
 #include <math.h>
@@ -568,12 +577,21 @@ int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
 {
-    double P = p->shape.nranks, N = p->shape.nnodes, ppn = p->shape.max_ppn, m = (double)p->block_bytes;
-    int l = pc_na_leaders_used(p, cfg->leaders);
-    double intra = 2 * P * m * mm->copy_us_per_b;
-    double inter = N > 1 ? ceil((N - 1) / l) * (mm->alpha_us + ppn * ppn * m * mm->beta_us_per_b) : 0;
-    double sync = 2 * mm->alpha_us;
-    if (cfg->put && N > 1) inter += ceil((N - 1) / l) * 2 * mm->alpha_us; /* credit and arrival flag per pair */
-    if (cfg->overlap) return (intra > inter ? intra : inter) + sync + (N > 1 ? ppn * m * mm->copy_us_per_b : 0);
-    return intra + inter + sync;
+    const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
+    const double m = (double)p->block_bytes;
+    const int l = pc_na_leaders_used(p, cfg->leaders);
+    double piece = pc_cost_shm_copy(mm, 1, ppn, ppn * m);
+    double inter = 0;
+    if (N > 1) {
+        double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
+        int senders = l < N - 1 ? l : N - 1;
+        inter = rounds * (pc_cost_net_concurrent(mm, senders, pair) + pc_cost_transpose(mm, pair));
+        if (cfg->put) inter += rounds * 2 * pc_cost_net(mm, 8);
+    }
+    double sync = 2 * mm->sync_us;
+    if (cfg->overlap) {
+        double intra = (2.0 * N - 2) * piece;
+        return piece + (intra > inter ? intra : inter) + piece + sync;
+    }
+    return 2.0 * N * piece + inter + sync;
 }

@@ -1,9 +1,13 @@
 /* alltoall.pairwise: P-1 steps; step i sends the block for (r+i) mod P and receives the one from (r-i) mod P.
  * In place, step i pairs r with (i-r) mod P, a symmetric pairing, so each step swaps one block through a
- * one-block scratch. Cost (Hockney): (P-1)(alpha + m beta) + m c_copy. */
+ * one-block scratch. Cost (seed 000 eq. 6 in the model's primitives, pc_cost_direct):
+ *   (ppn - 1) shm_msg(m)                 the node peers' steps
+ *   + (P - ppn) net_concurrent(ppn, m)   the off-node steps, every rank of the node sending off-node at once
+ *   + shm_copy(1, 1, m)                  the block to itself */
 #include <stdlib.h>
 
 #include "../../core/plan.h"
+#include "../cost.h"
 #include "../schedule.h"
 
 struct pairwise {
@@ -76,7 +80,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
 {
     (void)params;
     double bytes = (double)p->block_bytes;
-    return (p->shape.nranks - 1) * (m->alpha_us + bytes * m->beta_us_per_b) + bytes * m->copy_us_per_b;
+    return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes);
 }
 
 const struct pc_algorithm pc_alltoall_pairwise = {

@@ -53,12 +53,16 @@
  * rank: the agreed problem contiguity), point-to-point uses the datatypes directly; the put transport is
  * offered only for contiguous types. execute allocates nothing and creates no communicator or window.
  *
- * Cost (no arrival skew), R = P - min_ppn remote peers of the busiest rank, n = max_ppn - 1 local peers,
- * m bytes per block, alpha/beta per message and byte, c per byte copied, I = 1 in place:
- *   local part  L = (n > 0 ? alpha : 0) + 2 n m c + m c + I (P - 1) m c   (one flag latency, copy in + out)
- *   transport 0 T = R (alpha + m beta) + L
- *   transport 1 T = 2 alpha + R (3 alpha + m beta + m c) + L              (announce, put, flag; a flush round
- *                                                                           trip; copy out of the slot)
+ * Cost (no arrival skew; model primitives), R = P - min_ppn remote peers of the busiest rank, n = max_ppn - 1
+ * local peers, ppn = max_ppn, m bytes per block, I = 1 in place:
+ *   local part  L = (n > 0 ? sync_us : 0)       one flag signal
+ *                 + n shm_copy(2, ppn, m)       each node block staged through the window (copy in, copy out),
+ *                                               the node's ranks all copying at once
+ *                 + shm_copy(1, 1, m)           the block to itself
+ *                 + I transpose((P - 1) m)      in place: the outgoing blocks packed first
+ *   transport 0 T = R net_concurrent(ppn, m) + L          (every rank of the node sends off-node at once)
+ *   transport 1 T = 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) + shm_copy(1, 1, m)) + L
+ *               (the announce round; per peer the put, the flush round trip and the flag, the copy out of the slot)
  * Under arrival skew the time is max arrival + the last arriver's own exchange (its data is pulled by waiting
  * peers, and the blocks for it are waiting in its staging or unexpected queue), not a pairwise chain of waits. */
 #include <fcntl.h>
@@ -130,11 +134,13 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
 {
     const double P = p->shape.nranks, m = (double)p->block_bytes;
-    const double R = P - p->shape.min_ppn, n = p->shape.max_ppn - 1;
-    const double a = mm->alpha_us, b = mm->beta_us_per_b, c = mm->copy_us_per_b;
-    double local = (n > 0 ? a : 0.0) + 2.0 * n * m * c + m * c + (p->in_place ? (P - 1) * m * c : 0.0);
-    if (params->transport == PAP_PUT) return 2.0 * a + R * (3.0 * a + m * b + m * c) + local;
-    return R * (a + m * b) + local;
+    const int ppn = p->shape.max_ppn;
+    const double R = p->shape.nnodes > 1 ? P - p->shape.min_ppn : 0.0, n = ppn - 1;
+    double local = (n > 0 ? mm->sync_us + n * pc_cost_shm_copy(mm, 2, ppn, m) : 0.0) + pc_cost_shm_copy(mm, 1, 1, m) +
+                   (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
+    double block = pc_cost_net_concurrent(mm, ppn, m), flag = pc_cost_net(mm, 8);
+    if (params->transport == PAP_PUT) return 2.0 * flag + R * (block + 2.0 * flag + pc_cost_shm_copy(mm, 1, 1, m)) + local;
+    return R * block + local;
 }
 
 /* ---- blocks ----------------------------------------------------------------------------------- */

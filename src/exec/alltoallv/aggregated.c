@@ -28,13 +28,17 @@
  * plan touched the segment in between (pc_segment_claim); otherwise, and with one set, execution k+1 starts with
  * a node barrier. A credit (or a posted receive) is granted at the start of an execution, so a remote write into
  * a set never meets a reader of the execution before.
- * Cost (in terms of the default model; S, R, O the busiest rank's bytes sent, received, sent off-node, l the
- * leaders of the smallest node, ppn the largest node):
- *   T = 2 alpha + (S + R) c + [N > 1 and O > 0] (ceil(2 (N - 1) / l) alpha (1 + put) + ppn O beta)
- * two shared-memory synchronisations, a pack and an unpack copy per byte, the busiest leader's message start-ups
- * (Put adds a credit and an arrival flag per message), and the node's off-node bytes through its one port. The
- * pieces of a message go back to back, their start-ups overlapping: the model has no separate gap, so they are not
- * charged; nor is a rendezvous round trip (the model has no eager limit). */
+ * Cost (model primitives; S, R, O the busiest rank's bytes sent, received, sent off-node, l the leaders of the
+ * smallest node, ppn the largest node, B = ppn O / (N - 1) one node-pair message, J = ceil(2 (N - 1) / l) the
+ * busiest leader's messages, sent or received):
+ *   T = 2 sync_us                                  the pack flag and the arrival flag / barrier
+ *     + shm_copy(1, ppn, S) + shm_copy(1, ppn, R)  the pack into and the unpack from the segment, every rank of the
+ *                                                  node copying at once
+ *     + [N > 1 and O > 0] J (net_concurrent(min(l, N - 1), B) + put net(8))
+ *                                                  the busiest leader's messages while the node's other leaders send
+ *                                                  theirs (Put adds a credit / arrival flag per message)
+ * The pieces of a message go back to back, their start-ups overlapping: they are not charged apart; nor is a
+ * rendezvous round trip (the model has no eager limit). */
 #include "aggregated.h"
 
 #include <math.h>
@@ -585,13 +589,15 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     double S = (double)p->max_send_bytes, R = (double)p->max_recv_bytes, O = (double)p->max_offnode_bytes;
-    double N = p->shape.nnodes, ppn = p->shape.max_ppn;
+    const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     if (S == 0 && R == 0) return 0;
-    double t = 2 * m->alpha_us + (S + R) * m->copy_us_per_b;
+    double t = 2 * m->sync_us + pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R);
     if (N > 1 && O > 0) {
         int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
-        double messages = ceil(2 * (N - 1) / l);
-        t += messages * m->alpha_us * (params->transport == 1 ? 2 : 1) + ppn * O * m->beta_us_per_b;
+        double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
+        double one = pc_cost_net_concurrent(m, l < N - 1 ? l : N - 1, pair);
+        if (params->transport == 1) one += pc_cost_net(m, 8);
+        t += messages * one;
     }
     return t;
 }

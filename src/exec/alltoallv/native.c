@@ -1,8 +1,12 @@
 /* alltoallv.native: MPI's persistent MPI_Alltoallv_init, yield-waited; MPI_Ialltoallv on other buffers.
- * Cost: modelled as a spread-out exchange that also sends zero-byte blocks: (P-1) alpha + bytes beta. */
+ * Cost: modelled as MPICH's spread-out exchange, which also sends zero-byte blocks (pc_cost_direct_v with P - 1
+ * messages; S, O the busiest rank's bytes sent and sent off-node, m_e = P - min_ppn, m_i = P - 1 - m_e):
+ *   m_i shm_msg((S - O) / m_i) + m_e net_concurrent(ppn, O / m_e)
+ *   + native_rounds(P - 1)   (P - 1) sync_us on an oversubscribed node (cost.h), else 0 */
 #include <stdlib.h>
 
 #include "../../core/plan.h"
+#include "../cost.h"
 
 static int setup(struct plancoll_plan_s *plan)
 {
@@ -41,7 +45,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return (p->shape.nranks - 1) * m->alpha_us + (double)p->max_send_bytes * m->beta_us_per_b; /* busiest rank */
+    const int P = p->shape.nranks;
+    return pc_cost_direct_v(p, m, P - 1) + pc_cost_native_rounds(p, m, P - 1); /* busiest rank */
 }
 
 const struct pc_algorithm pc_alltoallv_native = {

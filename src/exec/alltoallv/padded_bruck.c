@@ -7,8 +7,10 @@
  * slots held before (zeros at first): nobody reads them.
  * Non-contiguous datatypes go through MPI_Pack/MPI_Unpack (vblock.h); MPI_IN_PLACE needs nothing extra because
  * every block is copied into the slots before any byte moves.
- * Cost: sum over steps (alpha + k_s M beta + 2 k_s M c_copy) + (S + R) c_copy, k_s = slots step s moves, S and R
- * the bytes a rank sends and receives (the rotation and the extraction copy real bytes only); 0 when M = 0. */
+ * Cost (model primitives; the steps as pc_bruck_steps_cost, bruck_common.h), 0 when M = 0:
+ *   sum over steps (msg_s(k_s M) + 2 transpose(k_s M))   k_s = slots step s moves, msg_s node or network
+ *   + transpose(S + R)   the rotation and the extraction, real bytes only (S, R: the busiest rank's sent and
+ *                        received bytes) */
 #include <stdint.h>
 
 #include "../../core/plan.h"
@@ -46,8 +48,8 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     const int P = p->shape.nranks;
     double M = (double)p->max_block_bytes;
     if (M == 0) return 0.0;
-    return pc_bruck_steps_cost(P, pc_bruck_radix(params, P), M, mm) +
-           (double)(p->max_send_bytes + p->max_recv_bytes) * mm->copy_us_per_b;
+    return pc_bruck_steps_cost(p, pc_bruck_radix(params, P), M, mm) +
+           pc_cost_transpose(mm, (double)(p->max_send_bytes + p->max_recv_bytes));
 }
 
 const struct pc_algorithm pc_alltoallv_padded_bruck = {

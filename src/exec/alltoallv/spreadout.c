@@ -1,10 +1,14 @@
 /* alltoallv.spreadout: every receive is posted, then every send, in the order (r+i) mod P so that ranks do not
  * all hit the same destination at once; zero-byte blocks are not sent at all (the baseline of seeds 001 and
  * 002, and the reference for sparse patterns). In place, the outgoing blocks are first packed into a plan-time
- * scratch. Cost: nz (alpha + o) + bytes beta, nz = nonzero blocks sent, both of the busiest rank. */
+ * scratch. Cost (model primitives, pc_cost_direct_v in cost.h), nz = nonzero blocks the busiest rank sends, S its
+ * bytes, O its off-node bytes, nz_e = nz (P - min_ppn)/(P - 1) its off-node messages and nz_i = nz - nz_e:
+ *   nz_i shm_msg((S - O) / nz_i)             messages to the node's ranks
+ *   + nz_e net_concurrent(ppn, O / nz_e)     off-node messages, the node's ranks all sending at once */
 #include <stdlib.h>
 
 #include "../../core/plan.h"
+#include "../cost.h"
 
 struct spreadout {
     MPI_Request *reqs;   /* 2P */
@@ -97,7 +101,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
 {
     (void)params;
     /* the busiest rank's figures (agreed maxima): every rank must predict the same */
-    return p->max_nonzero_sends * m->alpha_us + (double)p->max_send_bytes * m->beta_us_per_b;
+    return pc_cost_direct_v(p, m, p->max_nonzero_sends);
 }
 
 const struct pc_algorithm pc_alltoallv_spreadout = {

@@ -12,7 +12,8 @@
  * messages of about P/R 8-byte sizes, O(P log P) memory for the copy lists).
  * Cost (approximation: estimate() sees only per-rank totals, not the per-step sizes setup computes): with
  * b = S / P the average block of the busiest rank (S its bytes sent),
- *   sum over steps (alpha + k_s b beta + 2 k_s b c_copy) + b c_copy (the block to itself; none in place),
+ *   sum over steps (msg_s(k_s b) + 2 transpose(k_s b))   the steps as pc_bruck_steps_cost (bruck_common.h)
+ *   + shm_copy(1, 1, b)                                  the block to itself (none in place),
  * and 0 when no rank sends anything (no step sends a message). Exact for uniform counts. */
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     const int P = p->shape.nranks;
     if (p->max_send_bytes == 0) return 0.0;
     double b = (double)p->max_send_bytes / P;
-    return pc_bruck_steps_cost(P, pc_bruck_radix(params, P), b, mm) + (p->in_place ? 0.0 : b * mm->copy_us_per_b);
+    return pc_bruck_steps_cost(p, pc_bruck_radix(params, P), b, mm) + (p->in_place ? 0.0 : pc_cost_shm_copy(mm, 1, 1, b));
 }
 
 const struct pc_algorithm pc_alltoallv_twophase_bruck = {
