@@ -37,7 +37,22 @@ struct cal {
 
 /* Few repetitions: the tables feed a ranking, not a paper, and an oversubscribed node pays a scheduler slice
  * for every wait. */
-static int reps_for(double bytes) { return bytes <= 4096 ? 8 : bytes <= 32768 ? 4 : bytes <= 262144 ? 3 : 2; }
+static int reps_for(double bytes) { return bytes <= 4096 ? 15 : bytes <= 32768 ? 5 : bytes <= 262144 ? 3 : 2; }
+
+enum { MAX_REPS = 16 };
+
+/* The median of n samples (n <= MAX_REPS): a repetition that lost its core to another rank for a scheduler
+ * slice must not set the model, or two runs on the same machine would rank candidates differently. */
+static double median_of(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 /* Concurrency levels measured: 1, 2 and the largest (the rows between are interpolated), so calibration costs
  * the same at 8 ranks per node as at 3. */
@@ -65,8 +80,10 @@ static int global_of(const struct pc_layout *L, int node, int local)
 static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, double *oneway)
 {
     MPI_Request rq;
-    double t0 = MPI_Wtime();
+    double samples[MAX_REPS];
+    if (reps > MAX_REPS) reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {
+        double t0 = MPI_Wtime();
         if (lead) {
             PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 7, c->L->comm, &rq));
             int err = pc_wait_layout(c->L, 1, &rq);
@@ -82,8 +99,9 @@ static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, dou
             err = pc_wait_layout(c->L, 1, &rq);
             if (err) return err;
         }
+        samples[r] = (MPI_Wtime() - t0) * 1e6 / 2.0;
     }
-    *oneway = (MPI_Wtime() - t0) * 1e6 / (2.0 * reps);
+    *oneway = median_of(samples, reps);
     return PLANCOLL_SUCCESS;
 }
 
@@ -163,16 +181,17 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     if (L->node_id != 0 || L->node_size < 2 || L->node_rank > 1) return PLANCOLL_SUCCESS;
     int peer = global_of(L, 0, 1 - L->node_rank);
     double small, large;
-    if ((err = pingpong(c, peer, 8, 10, L->node_rank == 0, &small))) return err;
+    if ((err = pingpong(c, peer, 8, 15, L->node_rank == 0, &small))) return err;
     if ((err = pingpong(c, peer, 262144, 3, L->node_rank == 0, &large))) return err;
     m->shm_alpha_us = small;
     m->shm_beta_us_per_b = large > small ? (large - small) / (262144 - 8) : small / 262144;
     /* a signal through shared memory: flag ping-pong between local ranks 0 and 1 */
-    int reps = 10;
+    int reps = 15;
     _Atomic uint64_t *mine = &c->flags[8 * L->node_rank], *theirs = &c->flags[8 * (1 - L->node_rank)];
     uint64_t base = c->seq;
-    double t0 = MPI_Wtime();
+    double samples[MAX_REPS];
     for (int r = 1; r <= reps; r++) {
+        double t0 = MPI_Wtime();
         if (L->node_rank == 0) {
             pc_flag_post(mine, base + (uint64_t)r);
             pc_flag_wait(L, theirs, base + (uint64_t)r);
@@ -180,8 +199,9 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
             pc_flag_wait(L, theirs, base + (uint64_t)r);
             pc_flag_post(mine, base + (uint64_t)r);
         }
+        samples[r - 1] = (MPI_Wtime() - t0) * 1e6 / 2.0;
     }
-    m->sync_us = (MPI_Wtime() - t0) * 1e6 / (2.0 * reps);
+    m->sync_us = median_of(samples, reps);
     return PLANCOLL_SUCCESS;
 }
 
@@ -208,8 +228,9 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                 int from = tau == 1 ? (L->node_rank + 1) % L->node_size : peer;
                 int prev = tau == 1 ? L->node_rank : (L->node_rank + tau - 1) % tau;
                 char *own = c->shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES;
-                double t0 = MPI_Wtime();
+                double samples[MAX_REPS];
                 for (int r = 0; r < reps; r++) {
+                    double t0 = MPI_Wtime();
                     seq++;
                     if (n == 1) {
                         memcpy(c->priv, c->shm + 64 * (size_t)L->node_size + (size_t)from * MAX_BYTES, bytes);
@@ -221,8 +242,9 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                         pc_flag_wait(L, &c->flags[8 * prev], seq);
                         memcpy(c->priv2, c->shm + 64 * (size_t)L->node_size + (size_t)prev * MAX_BYTES, bytes);
                     }
+                    samples[r] = (MPI_Wtime() - t0) * 1e6;
                 }
-                m->shm_time[n - 1][tau - 1][s] = (MPI_Wtime() - t0) * 1e6 / reps;
+                m->shm_time[n - 1][tau - 1][s] = median_of(samples, reps);
             }
         }
     c->seq = seq;
