@@ -31,6 +31,8 @@
 
 #include <plancoll.h>
 
+#include "bench_mpi.h"
+
 #define BATCH_SECONDS 0.020      /* BENCHMARKS.md: each timed batch lasts at least 20 ms */
 #define MIN_WARMUP 10            /* BENCHMARKS.md: at least 10 executions of warm-up */
 #define MIN_BATCHES 5            /* BENCHMARKS.md: median over 5 or more batches */
@@ -156,41 +158,7 @@ static void *xmalloc(size_t n)
 
 /* ---- Waiting without holding a core: the loop plancoll uses, so the comparison is fair ---------------- */
 
-static void wait_yielding(MPI_Request *req)
-{
-    int done = 0;
-    while (!done) {
-        /* MPI_Test, not MPI_Testall: MPICH 4.0.2's MPI_Testall fails on persistent collective requests. */
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (!done) sched_yield();
-    }
-}
-
-/* MPI_Barrier spins; on an oversubscribed node that costs a scheduler slice per rank. */
-static void barrier_yielding(MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    wait_yielding(&req);
-}
-
-static void max_yielding(const void *in, void *out, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Iallreduce(in, out, n, type, op, comm, &req);
-    wait_yielding(&req);
-}
-
 /* ---- Deterministic data: counts and contents are functions of (source, destination, index) ----------- */
-
-static uint64_t next_random(uint64_t *state)
-{
-    /* splitmix64: cheap, and identical on every rank for the same seed */
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 static unsigned char data_byte(int src, int dst, size_t index, int epoch)
 {
@@ -214,7 +182,7 @@ static void alltoallv_matrix(const struct bench *b, enum pattern pat, size_t byt
             size_t v = 0;
             switch (pat) {
             case PATTERN_UNIFORM: v = bytes; break;
-            case PATTERN_RANDOM: v = (size_t)(next_random(&state) % (bytes + 1)); break;
+            case PATTERN_RANDOM: v = (size_t)(bench_random(&state) % (bytes + 1)); break;
             case PATTERN_SPARSE:
                 /* FFT-like: a few large blocks to neighbours and the opposite rank, nothing else */
                 v = (j != i && (j == (i + 1) % P || j == (i + P / 2) % P || j == (i - 1 + P) % P)) ? bytes : 0;
@@ -466,12 +434,12 @@ static void execute_variant(const struct bench *b, struct variant *v, const stru
     case KIND_BLOCKING: run_blocking(b, pb); break;
     case KIND_PERSISTENT:
         MPI_Start(&v->persistent);
-        wait_yielding(&v->persistent);
+        bench_wait(&v->persistent);
         break;
     case KIND_NONBLOCKING: {
         MPI_Request req;
         start_nonblocking(b, pb, &req);
-        wait_yielding(&req);
+        bench_wait(&req);
         break;
     }
     case KIND_MEMCPY:
@@ -511,7 +479,7 @@ static void calibrate(struct bench *b, struct variant *v, const struct problem *
 {
     const int W = b->opt->warmup;
     for (int i = 0; i < W; i++) execute_variant(b, v, pb);
-    barrier_yielding(b->comm);
+    bench_barrier(b->comm);
     double t = 0;
     if (v->kind == KIND_MEMCPY) {
         /* local: repeat until the clock sees a meaningful interval (the count may differ per rank) */
@@ -532,7 +500,7 @@ static void calibrate(struct bench *b, struct variant *v, const struct problem *
         t = (MPI_Wtime() - t0) / W;
     }
     double tmax = 0;
-    max_yielding(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    bench_allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, b->comm);
     if (tmax < 1e-9) tmax = 1e-9;
     v->reps = 1;
     if (v->kind == KIND_MEMCPY && tmax < MEMCPY_SAMPLE_SECONDS) v->reps = (int)(MEMCPY_SAMPLE_SECONDS / tmax) + 1;
@@ -546,14 +514,14 @@ static void calibrate(struct bench *b, struct variant *v, const struct problem *
 
 static void time_batch(struct bench *b, struct variant *v, const struct problem *pb, int batch)
 {
-    barrier_yielding(b->comm);
+    bench_barrier(b->comm);
     for (int s = 0; s < v->samples; s++) {
         double t0 = MPI_Wtime();
         for (int k = 0; k < v->reps; k++) execute_variant(b, v, pb);
         b->samples[s] = (MPI_Wtime() - t0) / v->reps;
     }
     /* the slowest rank defines each iteration's time */
-    max_yielding(b->samples, b->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, b->comm);
+    bench_allreduce(b->samples, b->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, b->comm);
     double sum = 0;
     for (int s = 0; s < v->samples; s++) {
         double t = b->samples_max[s];
@@ -600,12 +568,12 @@ static void validate_variant(struct bench *b, struct variant *v, struct problem 
     for (int epoch = 1; epoch <= 2; epoch++) {
         fill_send(b, pb, epoch + (int)(pb->bytes % 7));
         memset(pb->recv, 0xA5, pb->capacity);
-        barrier_yielding(b->comm);
+        bench_barrier(b->comm);
         execute_variant(b, v, pb);
         wrong += check_recv(b, pb, v->label, epoch + (int)(pb->bytes % 7));
     }
     long total = 0;
-    max_yielding(&wrong, &total, 1, MPI_LONG, MPI_SUM, b->comm);
+    bench_allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, b->comm);
     b->failures += wrong;
     v->failed_check = total > 0;
     if (total > 0 && b->rank == 0)

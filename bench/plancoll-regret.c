@@ -28,6 +28,8 @@
 
 #include <plancoll.h>
 
+#include "bench_mpi.h"
+
 #define BATCHES 5
 #define MAX_ITERS 4096
 #define SPEC_LEN 128
@@ -39,37 +41,6 @@ static const char *const pattern_names[] = {"uniform", "random", "sparse", "hot"
 
 static int rank, nprocs;
 static double batch_seconds = 0.020;
-
-static void wait_yielding(MPI_Request *req)
-{
-    int done = 0;
-    while (!done) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (!done) sched_yield();
-    }
-}
-
-static void barrier_yielding(void)
-{
-    MPI_Request req;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    wait_yielding(&req);
-}
-
-static void allreduce_yielding(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op)
-{
-    MPI_Request req;
-    MPI_Iallreduce(in, out, n, t, op, MPI_COMM_WORLD, &req);
-    wait_yielding(&req);
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 /* One signature's call and buffers. */
 struct call {
@@ -111,7 +82,7 @@ static void call_init(struct call *c, enum coll coll, enum pattern pat, size_t s
                 size_t v = 0;
                 switch (pat) {
                 case UNIFORM: v = size; break;
-                case RANDOM: v = (size_t)(next_random(&state) % (size + 1)); break;
+                case RANDOM: v = (size_t)(bench_random(&state) % (size + 1)); break;
                 case SPARSE: v = (j != i && (j == (i + 1) % P || j == (i + P / 2) % P || j == (i - 1 + P) % P)) ? size : 0; break;
                 case HOT: v = j == 0 ? size : size / 8; break;
                 }
@@ -165,12 +136,12 @@ static void die(const char *what, int rc)
 static plancoll_plan must_plan(const struct call *c, unsigned flags, char *spec, double *seconds)
 {
     plancoll_plan p = NULL;
-    barrier_yielding();
+    bench_barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     int rc = plan_call(c, flags, &p);
     double t = MPI_Wtime() - t0, tmax;
     if (rc) die(c->label, rc);
-    allreduce_yielding(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX);
+    bench_allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (seconds) *seconds = tmax;
     if (spec && (rc = plancoll_plan_spec(p, spec, SPEC_LEN))) die("plancoll_plan_spec", rc);
     return p;
@@ -194,7 +165,7 @@ static void time_plans(plancoll_plan *plans, int n, double *us)
         for (int w = 0; w < 10; w++)
             if (plancoll_execute(plans[i])) die("execute", PLANCOLL_ERR_ARGUMENT);
         double per = (MPI_Wtime() - t0) / 10, permax;
-        allreduce_yielding(&per, &permax, 1, MPI_DOUBLE, MPI_MAX);
+        bench_allreduce(&per, &permax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         int k = permax > 0 ? (int)(batch_seconds / permax) + 1 : MAX_ITERS;
         if (k < 3) k = 3;
         if (k > MAX_ITERS) k = MAX_ITERS;
@@ -203,13 +174,13 @@ static void time_plans(plancoll_plan *plans, int n, double *us)
     double means[8][BATCHES];
     for (int b = 0; b < BATCHES; b++)
         for (int i = 0; i < n; i++) {
-            barrier_yielding();
+            bench_barrier(MPI_COMM_WORLD);
             for (int k = 0; k < iters[i]; k++) {
                 double t0 = MPI_Wtime();
                 plancoll_execute(plans[i]);
                 t[k] = MPI_Wtime() - t0;
             }
-            allreduce_yielding(t, tmax, iters[i], MPI_DOUBLE, MPI_MAX);
+            bench_allreduce(t, tmax, iters[i], MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             double sum = 0;
             for (int k = 0; k < iters[i]; k++) sum += tmax[k];
             means[i][b] = sum / iters[i] * 1e6;

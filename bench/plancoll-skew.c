@@ -38,6 +38,8 @@
 
 #include <plancoll.h>
 
+#include "bench_mpi.h"
+
 #define MAX_SIZES 32
 #define MAX_MODES 16
 #define MAX_ALGS 8
@@ -123,36 +125,6 @@ static void *xmalloc(size_t n)
 
 /* ---- yield-friendly waiting (the same loop plancoll uses) ------------------------------------------------ */
 
-static void wait_yielding(MPI_Request *req)
-{
-    int done = 0;
-    while (!done) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE); /* not MPI_Testall: broken on persistent collectives in 4.0.2 */
-        if (!done) sched_yield();
-    }
-}
-
-static void barrier_yielding(void)
-{
-    MPI_Request req;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    wait_yielding(&req);
-}
-
-static void allreduce_yielding(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op)
-{
-    MPI_Request req;
-    MPI_Iallreduce(in, out, n, t, op, MPI_COMM_WORLD, &req);
-    wait_yielding(&req);
-}
-
-static void bcast_yielding(void *buf, int n, MPI_Datatype t, int root)
-{
-    MPI_Request req;
-    MPI_Ibcast(buf, n, t, root, MPI_COMM_WORLD, &req);
-    wait_yielding(&req);
-}
-
 /* ---- randomness shared by every rank ----------------------------------------------------------------- */
 
 static uint64_t mix(uint64_t z)
@@ -232,25 +204,25 @@ static double measure_t_block(size_t m, int partner, unsigned char *buf)
     enum { REPS = 21 };
     double t[REPS];
     for (int rep = -3; rep < REPS; rep++) {
-        barrier_yielding();
+        bench_barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         MPI_Request req;
         if (rank_ == 0) {
             MPI_Isend(buf, (int)m, MPI_BYTE, partner, 77, MPI_COMM_WORLD, &req);
-            wait_yielding(&req);
+            bench_wait(&req);
             MPI_Irecv(buf, (int)m, MPI_BYTE, partner, 78, MPI_COMM_WORLD, &req);
-            wait_yielding(&req);
+            bench_wait(&req);
         } else if (rank_ == partner) {
             MPI_Irecv(buf, (int)m, MPI_BYTE, 0, 77, MPI_COMM_WORLD, &req);
-            wait_yielding(&req);
+            bench_wait(&req);
             MPI_Isend(buf, (int)m, MPI_BYTE, 0, 78, MPI_COMM_WORLD, &req);
-            wait_yielding(&req);
+            bench_wait(&req);
         }
         if (rep >= 0) t[rep] = (MPI_Wtime() - t0) * 1e6 / 2;
     }
     qsort(t, REPS, sizeof t[0], cmp_double);
     double tb = t[REPS / 2];
-    bcast_yielding(&tb, 1, MPI_DOUBLE, 0);
+    bench_bcast(&tb, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return tb;
 }
 
@@ -278,7 +250,7 @@ static void run_call(struct variant *v, unsigned char *send, unsigned char *recv
     case V_MPI_NB: {
         MPI_Request req;
         MPI_Ialltoall(send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, MPI_COMM_WORLD, &req);
-        wait_yielding(&req);
+        bench_wait(&req);
         break;
     }
     case V_MPI_BLOCKING: MPI_Alltoall(send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, MPI_COMM_WORLD); break;
@@ -301,7 +273,7 @@ static void run_batch(const struct options *o, struct variant *v, const struct m
             memset(recv, 0, (size_t)size_ * m);
         }
         double d = delay_us(o, md, t_block, si, mi, batch, it);
-        barrier_yielding();
+        bench_barrier(MPI_COMM_WORLD);
         compute(d);
         double t0 = MPI_Wtime();
         run_call(v, send, recv, m);
@@ -318,9 +290,9 @@ static void run_batch(const struct options *o, struct variant *v, const struct m
         in[n + it] = sb->start[it];
         in[2 * n + it] = sb->end[it];
     }
-    allreduce_yielding(in, out, 3 * n, MPI_DOUBLE, MPI_MAX);
+    bench_allreduce(in, out, 3 * n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     double *sum = sb->red + 6 * n;
-    allreduce_yielding(sb->dur, sum, n, MPI_DOUBLE, MPI_SUM);
+    bench_allreduce(sb->dur, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double smax = 0, savg = 0, stail = 0;
     for (int it = 0; it < n; it++) {
         smax += out[it];
@@ -409,7 +381,7 @@ static void run_size(const struct options *o, int si, size_t m, const struct mod
             savg[mi][v] = vs[v].med_avg = median(vs[v].bavg, o->batches);
             stail[mi][v] = vs[v].med_tail = median(vs[v].btail, o->batches);
             long wrong = 0;
-            allreduce_yielding(&vs[v].wrong, &wrong, 1, MPI_LONG, MPI_SUM);
+            bench_allreduce(&vs[v].wrong, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
             *wrong_total += wrong;
             if (rank_ == 0) {
                 if (*nrows == *caprows) {
@@ -704,13 +676,13 @@ int main(int argc, char **argv)
     int node_rank, leader;
     MPI_Comm_rank(node, &node_rank);
     leader = node_rank == 0;
-    allreduce_yielding(&leader, &nodes_, 1, MPI_INT, MPI_SUM);
+    bench_allreduce(&leader, &nodes_, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int on_node0 = rank_ == 0; /* world rank 0 is node rank 0 of its node (key 0 keeps world order) */
     MPI_Request req;
     MPI_Ibcast(&on_node0, 1, MPI_INT, 0, node, &req);
-    wait_yielding(&req);
+    bench_wait(&req);
     int cand = on_node0 ? size_ : rank_, partner = 0;
-    allreduce_yielding(&cand, &partner, 1, MPI_INT, MPI_MIN);
+    bench_allreduce(&cand, &partner, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (partner >= size_) partner = size_ > 1 ? 1 : 0;
     MPI_Comm_free(&node);
     char host[MPI_MAX_PROCESSOR_NAME] = "";
@@ -718,8 +690,8 @@ int main(int argc, char **argv)
     MPI_Get_processor_name(host, &len);
     unsigned long h = 5381, hmin, hmax;
     for (int i = 0; i < len; i++) h = h * 33 + (unsigned char)host[i];
-    allreduce_yielding(&h, &hmin, 1, MPI_UNSIGNED_LONG, MPI_MIN);
-    allreduce_yielding(&h, &hmax, 1, MPI_UNSIGNED_LONG, MPI_MAX);
+    bench_allreduce(&h, &hmin, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
+    bench_allreduce(&h, &hmax, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
     one_clock = hmin == hmax;
 
     char config[64], lib[MPI_MAX_LIBRARY_VERSION_STRING];

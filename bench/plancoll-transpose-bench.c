@@ -32,6 +32,7 @@
 
 #include <plancoll.h>
 
+#include "bench_mpi.h"
 #include "transpose/local.h"
 
 #ifdef HAVE_FFTW_MPI
@@ -77,29 +78,6 @@ static void watchdog(int sig)
 {
     (void)sig;
     _exit(exit_code);
-}
-
-static void wait_yielding(MPI_Request *req)
-{
-    int done = 0;
-    while (!done) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (!done) sched_yield();
-    }
-}
-
-static void barrier_yielding(MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    wait_yielding(&req);
-}
-
-static void reduce_yielding(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
-{
-    MPI_Request req;
-    MPI_Iallreduce(in, out, n, t, op, comm, &req);
-    wait_yielding(&req);
 }
 
 static void *xmalloc(size_t n)
@@ -149,7 +127,7 @@ static void mpi_transpose(struct ctx *c, bool blocking)
             MPI_Alltoall(c->S, c->block * ES, MPI_BYTE, c->R, c->block * ES, MPI_BYTE, c->comm);
         else {
             MPI_Ialltoall(c->S, c->block * ES, MPI_BYTE, c->R, c->block * ES, MPI_BYTE, c->comm, &req);
-            wait_yielding(&req);
+            bench_wait(&req);
         }
     } else {
         if (blocking)
@@ -157,7 +135,7 @@ static void mpi_transpose(struct ctx *c, bool blocking)
         else {
             MPI_Ialltoallv(c->S, c->scounts, c->sdispls, MPI_BYTE, c->R, c->rcounts, c->rdispls, MPI_BYTE, c->comm,
                            &req);
-            wait_yielding(&req);
+            bench_wait(&req);
         }
     }
     pc_transpose_interleave(c->R, c->offsets, c->counts, c->starts, c->size, c->out, (size_t)c->n, (size_t)c->ln1, ES);
@@ -181,12 +159,12 @@ static void run_variant(struct ctx *c, struct variant *v)
 static void calibrate(struct ctx *c, struct variant *v, int warmup)
 {
     for (int i = 0; i < warmup; i++) run_variant(c, v);
-    barrier_yielding(c->comm);
+    bench_barrier(c->comm);
     int reps = warmup > 3 ? warmup : 3;
     double t0 = MPI_Wtime();
     for (int i = 0; i < reps; i++) run_variant(c, v);
     double t = (MPI_Wtime() - t0) / reps, tmax = 0;
-    reduce_yielding(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    bench_allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     double want = BATCH_SECONDS / (tmax > 1e-9 ? tmax : 1e-9) + 1;
     v->samples = want > MAX_SAMPLES ? MAX_SAMPLES : (int)want;
     if (v->samples < 1) v->samples = 1;
@@ -194,13 +172,13 @@ static void calibrate(struct ctx *c, struct variant *v, int warmup)
 
 static void time_batch(struct ctx *c, struct variant *v, int batch)
 {
-    barrier_yielding(c->comm);
+    bench_barrier(c->comm);
     for (int s = 0; s < v->samples; s++) {
         double t0 = MPI_Wtime();
         run_variant(c, v);
         c->samples[s] = MPI_Wtime() - t0;
     }
-    reduce_yielding(c->samples, c->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, c->comm);
+    bench_allreduce(c->samples, c->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, c->comm);
     double sum = 0;
     for (int s = 0; s < v->samples; s++) {
         double t = c->samples_max[s];
@@ -338,7 +316,7 @@ int main(int argc, char **argv)
     MPI_Comm_split_type(c.comm, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &node_rank);
     int leader = node_rank == 0;
-    reduce_yielding(&leader, &nodes_local, 1, MPI_INT, MPI_SUM, c.comm);
+    bench_allreduce(&leader, &nodes_local, 1, MPI_INT, MPI_SUM, c.comm);
     MPI_Comm_free(&node);
     FILE *jf = NULL;
     if (c.rank == 0) {
@@ -386,7 +364,7 @@ int main(int argc, char **argv)
                 }
             }
         long all = 0;
-        reduce_yielding(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
+        bench_allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
         if (c.rank == 0) printf("# distribution against fftw_mpi_local_size_2d_transposed: %s\n", all ? "DIFFERS" : "identical");
         total_bad += all;
     }
@@ -472,7 +450,7 @@ int main(int argc, char **argv)
                     if (!c.in_place) memset(c.out, 0xa5, (size_t)c.alloc * ES);
                     run_variant(&c, &vs[i]);
                     long bad = check_output(&c, e), all = 0;
-                    reduce_yielding(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
+                    bench_allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
                     if (all && c.rank == 0) printf("# VALIDATION FAILED: %s n=%td: %ld wrong elements\n", vs[i].label, c.n, all);
                     total_bad += all;
                 }
