@@ -105,6 +105,26 @@ static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, dou
     return PLANCOLL_SUCCESS;
 }
 
+/* Time of one exchange of `bytes` in both directions at once with peer (both post receive and send, then wait),
+ * the median over reps: how direct exchanges (pairwise, spread-out) use messages inside a node; MPICH moves
+ * both directions concurrently, so a one-way ping-pong overstates their cost. */
+static int exchange(struct cal *c, int peer, int bytes, int reps, double *us)
+{
+    MPI_Request rq[2];
+    double samples[MAX_REPS];
+    if (reps > MAX_REPS) reps = MAX_REPS;
+    for (int r = 0; r < reps; r++) {
+        double t0 = MPI_Wtime();
+        PC_MPI_CHECK(MPI_Irecv(c->priv2, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[0]));
+        PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[1]));
+        int err = pc_wait_layout(c->L, 2, rq);
+        if (err) return err;
+        samples[r] = (MPI_Wtime() - t0) * 1e6;
+    }
+    *us = median_of(samples, reps);
+    return PLANCOLL_SUCCESS;
+}
+
 /* k concurrent pairs (local rank i < k of node 0 with local rank i of node 1), every table size. */
 static int measure_network(struct cal *c, struct pc_machine_model *m)
 {
@@ -121,7 +141,7 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
         if (!mine) continue;
         int peer = global_of(L, 1 - L->node_id, L->node_rank);
         for (int s = 0; s < PC_MODEL_NSIZES; s++) {
-            double t;
+            double t = 0;
             err = pingpong(c, peer, (int)pc_model_sizes[s], reps_for(pc_model_sizes[s]), L->node_id == 0, &t);
             if (err) return err;
             m->net_time[k - 1][s] = t;
@@ -181,8 +201,8 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     if (L->node_id != 0 || L->node_size < 2 || L->node_rank > 1) return PLANCOLL_SUCCESS;
     int peer = global_of(L, 0, 1 - L->node_rank);
     double small, large;
-    if ((err = pingpong(c, peer, 8, 15, L->node_rank == 0, &small))) return err;
-    if ((err = pingpong(c, peer, 262144, 3, L->node_rank == 0, &large))) return err;
+    if ((err = exchange(c, peer, 8, 15, &small))) return err;
+    if ((err = exchange(c, peer, 262144, 5, &large))) return err;
     m->shm_alpha_us = small;
     m->shm_beta_us_per_b = large > small ? (large - small) / (262144 - 8) : small / 262144;
     /* a signal through shared memory: flag ping-pong between local ranks 0 and 1 */
