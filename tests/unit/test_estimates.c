@@ -268,7 +268,8 @@ static void test_alltoall_pap(void **state)
 
 /* node_aware.c (alltoall.leader, .mpml, .onmpml): piece = shm_copy(1, ppn, ppn m);
  * T_inter = ceil((N-1)/l) (net_concurrent(min(l, N-1), ppn^2 m) + transpose(ppn^2 m)) (+ 2 net(8) each with Put);
- * MPML = 2 N piece + T_inter + 2 sync; ONMPML = piece + max((2N-2) piece, T_inter) + piece + 2 sync. */
+ * MPML = 2 N piece + T_inter + 2 sync; ONMPML = piece + max((2N-2) piece, T_inter) + piece + 2 sync, or with
+ * more ranks than cores piece + (2N-2) piece + T_inter + piece + 2 sync + (N-1) sync. */
 static void test_alltoall_node_aware(void **state)
 {
     (void)state;
@@ -290,6 +291,10 @@ static void test_alltoall_node_aware(void **state)
     /* overlapped: 0.314 + max(4 * 0.314, 5.0752) + 0.314 + 0.4 */
     EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 6.1032);
     EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2, .segments = 1}), 6.1032); /* depth: same */
+    /* oversubscribed: no core to overlap with, phases add up, plus a flag per round:
+     * 0.314 + 4 * 0.314 + 5.0752 + 0.314 + 0.4 + 2 * 0.2 */
+    p.shape.oversubscribed = true;
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 7.7592);
 }
 
 /* spreadout.c: nz_i shm_msg((S-O)/nz_i) + nz_e net_concurrent(ppn, O/nz_e), nz_e = nz (P - min_ppn)/(P - 1) */

@@ -591,6 +591,9 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
     double sync = 2 * mm->sync_us;
     if (cfg->overlap) {
         double intra = (2.0 * N - 2) * piece;
+        /* Overlap needs a free core to progress the network while the node copies; with more ranks than cores
+         * there is none: the phases add up, and each of the N - 1 pipelined rounds waits on a flag. */
+        if (p->shape.oversubscribed) return piece + intra + inter + piece + sync + (N - 1) * mm->sync_us;
         return piece + (intra > inter ? intra : inter) + piece + sync;
     }
     return 2.0 * N * piece + inter + sync;
