@@ -193,11 +193,18 @@ static uint64_t model_hash(const struct pc_machine_model *m)
     return h;
 }
 
-/* PLANCOLL_CALIBRATE=0 plans with the documented default model instead of measuring this machine. */
-static bool calibration_enabled(void)
+/* PLANCOLL_CALIBRATE=0 plans with the documented default model instead of measuring this machine; 1 (or
+ * unset) measures. Anything else is an error, like any other malformed plancoll variable. */
+static int calibration_setting(bool *on)
 {
     const char *v = getenv("PLANCOLL_CALIBRATE");
-    return !(v && strcmp(v, "0") == 0);
+    *on = true;
+    if (!v || strcmp(v, "1") == 0) return PLANCOLL_SUCCESS;
+    if (strcmp(v, "0") == 0) {
+        *on = false;
+        return PLANCOLL_SUCCESS;
+    }
+    return pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_CALIBRATE='%s': use 0 or 1", v);
 }
 
 static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
@@ -210,8 +217,13 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     if (!local && pc_wait_mode_from_env() < 0)
         local = pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_WAIT='%s': use spin, yield or auto", getenv("PLANCOLL_WAIT"));
 
-    /* One allreduce tells every rank whether any rank failed and whether all passed the same call. */
+    bool calibrate = true;
+    if (!local) local = calibration_setting(&calibrate);
+
+    /* One allreduce tells every rank whether any rank failed and whether all passed the same call (the
+     * calibration setting included: calibration is collective, a rank without it would leave the others waiting). */
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
+    if (!calibrate) env_hash ^= UINT64_C(0x63616c6962726174); /* "calibrat" */
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
     /* The same call also tells whether every rank holds the same machine model for this shape, and (v[6])
      * whether some rank has PLANCOLL_WISDOM still to read (wisdom_io.c), which every rank must then join. */
@@ -227,7 +239,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
     if (!err && (m[1] != h || m[2] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH,
-                       "ranks passed different %s arguments (sizes, counts, datatype, op, flags or PLANCOLL_ALGORITHM)",
+                       "ranks passed different %s arguments (sizes, counts, datatype, op, flags, PLANCOLL_ALGORITHM or PLANCOLL_CALIBRATE)",
                        pc_collective_name(p->prob.coll));
     /* Applicability must not differ between ranks: contiguity counts only if every rank's types are dense. */
     p->prob.contiguous = m[3] == 0;
@@ -277,7 +289,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     }
     if (!err && !d.how && (p->flags & PLANCOLL_WISDOM_ONLY))
         err = pc_error(PLANCOLL_ERR_NO_WISDOM, "no wisdom for %s", key);
-    if (!err && !d.how && ncands > 1 && !model_agreed && calibration_enabled()) {
+    if (!err && !d.how && ncands > 1 && !model_agreed && calibrate) {
         /* The candidates must be ranked and this shape has no agreed model yet: calibrate (collective; every
          * rank reached this branch from agreed facts), remember, and rank again. */
         err = pc_calibrate(p->layout, &model);

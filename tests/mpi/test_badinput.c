@@ -243,6 +243,25 @@ static void environment_cases(void)
     rc = plancoll_plan_allreduce(s, r, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, 0, &p);
     expect(rc, PLANCOLL_ERR_ENV, true, p, "PLANCOLL_WAIT=sometimes");
     unsetenv("PLANCOLL_WAIT");
+    /* the runner sets PLANCOLL_CALIBRATE=0; a malformed value, and values that differ between ranks (one rank
+     * would calibrate, a collective, alone) */
+    const char *calibrate_before = getenv("PLANCOLL_CALIBRATE");
+    char calibrate_saved[16];
+    snprintf(calibrate_saved, sizeof calibrate_saved, "%s", calibrate_before ? calibrate_before : "");
+    setenv("PLANCOLL_CALIBRATE", "yes", 1);
+    p = NULL;
+    rc = plancoll_plan_allreduce(s, r, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_ENV, true, p, "PLANCOLL_CALIBRATE=yes");
+    if (tl_size > 1) {
+        setenv("PLANCOLL_CALIBRATE", tl_rank == 0 ? "1" : "0", 1);
+        p = NULL;
+        rc = plancoll_plan_allreduce(s, r, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, 0, &p);
+        expect(rc, PLANCOLL_ERR_MISMATCH, true, p, "PLANCOLL_CALIBRATE differs on rank 0");
+    }
+    if (calibrate_before)
+        setenv("PLANCOLL_CALIBRATE", calibrate_saved, 1);
+    else
+        unsetenv("PLANCOLL_CALIBRATE");
     /* WISDOM_ONLY: no answer until a MEASURE plan of the same problem taught one */
     plancoll_forget_wisdom();
     p = NULL;
