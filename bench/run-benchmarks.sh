@@ -16,6 +16,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=configurations.sh
+. "$here/configurations.sh"
 root=$(dirname "$here")
 bench=${PLANCOLL_BENCH:-$root/build/bench/plancoll-bench}
 results=${RESULTS_DIR:-$here/results}
@@ -42,23 +44,11 @@ if [ ! -x "$bench" ]; then
     echo "run-benchmarks: $bench not found: build first (ninja -C build)" >&2
     exit 1
 fi
-[ "$configs" = all ] && configs=1n2p,2n1p-tcp,2n2p-tcp,2n4p-tcp,4n2p-tcp
+[ "$configs" = all ] && configs=$all_configurations
 mkdir -p "$results"
 # which code was measured (a dirty tree says so)
 revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 
-# The environment and rank count of each configuration, exactly as BENCHMARKS.md gives them.
-config_command() {
-    local tcp=UCX_TLS=tcp,self
-    case $1 in
-        1n2p) echo "env mpiexec -n 2" ;;
-        2n1p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 $tcp mpiexec -n 2" ;;
-        2n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 4" ;;
-        2n4p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
-        4n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
-        *) return 1 ;;
-    esac
-}
 
 status=0
 IFS=, read -r -a config_list <<<"$configs"

@@ -16,6 +16,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=configurations.sh
+. "$here/configurations.sh"
 root=$(dirname "$here")
 build=${BUILD_DIR:-$root/build}
 results=${RESULTS_DIR:-$here/results}
@@ -39,21 +41,10 @@ fi
 ninja -C "$build" bench/plancoll-transpose-bench >/dev/null
 bench=$build/bench/plancoll-transpose-bench
 
-[ "$configs" = all ] && configs=1n2p,2n1p-tcp,2n2p-tcp,2n4p-tcp,4n2p-tcp
+[ "$configs" = all ] && configs=$all_configurations
 mkdir -p "$results"
 revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 
-config_command() {
-    local tcp=UCX_TLS=tcp,self
-    case $1 in
-        1n2p) echo "env mpiexec -n 2" ;;
-        2n1p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 $tcp mpiexec -n 2" ;;
-        2n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 4" ;;
-        2n4p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=2 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
-        4n2p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=4 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 8" ;;
-        *) return 1 ;;
-    esac
-}
 
 status=0
 IFS=, read -r -a config_list <<<"$configs"
