@@ -244,6 +244,13 @@ int pc_wisdom_lock(const char *path, double timeout, int *fd_out, char *msg, siz
 {
     *fd_out = -1;
     msg[0] = '\0';
+    /* a directory, a device or a FIFO is not replaced by a wisdom file: refused before a lock file appears
+     * beside it (the write would fail, or replace what must stay) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(msg, msglen, "'%s' is not a regular file: not replaced by wisdom", path);
+        return PLANCOLL_ERR_IO;
+    }
     size_t n = strlen(path) + sizeof ".lock";
     char *name = malloc(n);
     if (!name) {
@@ -288,7 +295,7 @@ int pc_wisdom_lock(const char *path, double timeout, int *fd_out, char *msg, siz
         double waited = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
         if (waited >= timeout) {
             snprintf(msg, msglen, "'%s' stayed locked for %.0f s (another process is writing this wisdom file, or "
-                     "hangs while holding the lock): nothing written", name, timeout);
+                     "hangs while holding the lock)", name, timeout);
             close(fd);
             free(name);
             return PLANCOLL_ERR_IO;

@@ -31,8 +31,9 @@ int pc_wisdom_write_file(const char *path, const char *text, size_t len, char *m
 
 /* Writers of a wisdom file hold its lock, an exclusive fcntl lock on "<path>.lock", across read, merge and
  * rename (wisdom_io.c, "the lock of a wisdom file"). pc_wisdom_lock retries for at most timeout seconds;
- * returns PLANCOLL_SUCCESS with the lock held through *fd; PLANCOLL_ERR_IO (the lock file cannot be created, or
- * it stayed locked until the deadline) or PLANCOLL_ERR_NOMEM, with the reason in msg and *fd = -1; or
+ * returns PLANCOLL_SUCCESS with the lock held through *fd; PLANCOLL_ERR_IO (path exists and is not a regular
+ * file, the lock file cannot be created, or it stayed locked until the deadline) or PLANCOLL_ERR_NOMEM, with
+ * the reason in msg and *fd = -1; or
  * PC_WISDOM_LOCK_UNSUPPORTED when the file system has no locks (*fd = -1). Local: no MPI. */
 #define PC_WISDOM_LOCK_SECONDS 30.0
 #define PC_WISDOM_LOCK_UNSUPPORTED (-1)

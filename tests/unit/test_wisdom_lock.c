@@ -160,6 +160,22 @@ static void test_no_directory(void **state)
                      PLANCOLL_ERR_IO);
 }
 
+/* A directory (or device, FIFO) where the wisdom file should be is refused, and no lock file appears beside it. */
+static void test_not_a_file(void **state)
+{
+    (void)state;
+    assert_int_equal(mkdir(path, 0700), 0);
+    int fd = 7;
+    char msg[256], lock[160];
+    assert_int_equal(pc_wisdom_lock(path, 1.0, &fd, msg, sizeof msg), PLANCOLL_ERR_IO);
+    assert_int_equal(fd, -1);
+    assert_non_null(strstr(msg, "is not a regular file"));
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    struct stat st;
+    assert_int_not_equal(stat(lock, &st), 0);
+    assert_int_equal(rmdir(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +184,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_waits_for_holder, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_excludes_within_process, make_dir, remove_dir),
         cmocka_unit_test(test_no_directory),
+        cmocka_unit_test_setup_teardown(test_not_a_file, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
