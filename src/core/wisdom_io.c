@@ -294,7 +294,7 @@ int pc_wisdom_lock(const char *path, double timeout, int *fd_out, char *msg, siz
         clock_gettime(CLOCK_MONOTONIC, &now);
         double waited = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
         if (waited >= timeout) {
-            snprintf(msg, msglen, "'%s' stayed locked for %.0f s (another process is writing this wisdom file, or "
+            snprintf(msg, msglen, "'%s' stayed locked for %g s (another process is writing this wisdom file, or "
                      "hangs while holding the lock)", name, timeout);
             close(fd);
             free(name);
