@@ -226,9 +226,12 @@ PLANCOLL_API const char *plancoll_algorithm_name(int index, const char **collect
  * Other errors: MPI_COMM_NULL PLANCOLL_ERR_COMM, an intercommunicator PLANCOLL_ERR_INTERCOMM, MPI not initialised
  * PLANCOLL_ERR_NOT_INITIALIZED, a NULL name or text on rank 0 (or NULL out on any rank) PLANCOLL_ERR_ARGUMENT. */
 
-/* Writes the merged wisdom of comm's ranks to path. path is used on rank 0 only (other ranks may pass NULL).
- * Atomic: a temporary file in the same directory, fsync, rename; readers see the old file or the new one. A
- * file that cannot be written is PLANCOLL_ERR_IO on every rank. */
+/* Writes the merged wisdom of comm's ranks to path, replacing what the file held (as FFTW's export; import it
+ * first to keep it). path is used on rank 0 only (other ranks may pass NULL). Atomic: a temporary file in the
+ * same directory, fsync, rename; readers see the old file or the new one. Rank 0 holds the file's lock
+ * ("<path>.lock", an fcntl lock; wisdom/FORMAT.md, "Files") while it writes, so the write does not land inside
+ * another process's read-merge-write of the file; it waits for the lock at most 30 s. A file that cannot be
+ * written or locked is PLANCOLL_ERR_IO on every rank, and nothing is written. */
 PLANCOLL_API int plancoll_export_wisdom_to_filename(const char *path, MPI_Comm comm);
 /* *out receives the merged wisdom of comm's ranks as a NUL-terminated string, the same text on every rank;
  * the caller frees it with free(). On failure *out is NULL. */
@@ -277,8 +280,10 @@ PLANCOLL_API int plancoll_free(void *ptr);
  *     stderr, planning goes on without it and the file is never overwritten; stale wisdom (another machine, MPI
  *     or plancoll build) is reported and replaced at MPI_Finalize. At MPI_Finalize, when this process learned
  *     something, rank 0 of MPI_COMM_WORLD merges what it knows into the file (atomically, as
- *     plancoll_export_wisdom_to_filename). Only world rank 0's wisdom is written then, and only if it made a
- *     plan: to keep decisions of plans without world rank 0, export collectively before MPI_Finalize.
+ *     plancoll_export_wisdom_to_filename), record by record, holding the file's lock from the read to the
+ *     rename: jobs finalizing together take turns and every job's records are kept. Only world rank 0's
+ *     wisdom is written then, and only if it made a plan: to keep decisions of plans without world rank 0,
+ *     export collectively before MPI_Finalize.
  */
 
 #ifdef __cplusplus

@@ -448,9 +448,22 @@ static int merge(int argc, char **argv)
         first = 2;
     }
     if (first >= argc) return -1;
+    /* OUT's lock is held from the first read to the rename: OUT may be one of the inputs ("merge -o w w new"),
+     * and a job finalizing into OUT, an export or another merge must not rename in between and be lost */
+    int lock = -1;
+    if (out) {
+        char why[400];
+        if (pc_wisdom_lock_for_write(out, &lock, why, sizeof why) != PLANCOLL_SUCCESS) {
+            fprintf(stderr, "plancoll-wisdom: %s\n", why);
+            return EXIT_BAD;
+        }
+    }
     struct pc_wisdom_set all;
     int status = load(argv[first], &all);
-    if (status) return status;
+    if (status) {
+        pc_wisdom_unlock(lock);
+        return status;
+    }
     for (int i = first + 1; i < argc && !status; i++) {
         struct pc_wisdom_set s;
         status = load(argv[i], &s);
@@ -459,7 +472,7 @@ static int merge(int argc, char **argv)
         if (pc_wisdom_fingerprint_compare(&s.fp, &all.fp, why, sizeof why) != PLANCOLL_SUCCESS) {
             fprintf(stderr, "plancoll-wisdom: %s does not match %s: %s\n", argv[i], argv[first], why);
             status = EXIT_STALE;
-        } else if (pc_wisdom_set_merge(&all, &s) != PLANCOLL_SUCCESS) {
+        } else if (pc_wisdom_set_merge_file(&all, &s) != PLANCOLL_SUCCESS) {
             fprintf(stderr, "plancoll-wisdom: out of memory\n");
             status = EXIT_BAD;
         }
@@ -480,6 +493,7 @@ static int merge(int argc, char **argv)
             status = EXIT_BAD;
         }
     }
+    pc_wisdom_unlock(lock);
     free(text);
     pc_wisdom_set_free(&all);
     return status;

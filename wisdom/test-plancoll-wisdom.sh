@@ -60,6 +60,24 @@ expect 1 "$tool" merge -o "$dir/x.wisdom" "$dir/a.wisdom" "$dir/stale.wisdom"
 [ -e "$dir/x.wisdom" ] && fail "a refused merge wrote its output"
 expect 2 "$tool" merge -o "$dir/x.wisdom" "$dir/a.wisdom" "$dir/cut.wisdom"
 
+# merges into one file from several processes at once ("merge -o acc acc new", as a batch would): the output's
+# lock makes them take turns, so every process's records are kept (unlocked, the last rename wins)
+cp "$dir/a.wisdom" "$dir/acc.wisdom"
+pids=()
+for i in 0 1 2 3 4 5 6 7; do
+  sed "s/^record \([a-z]*\):/record \1:job$i:/" "$dir/a.wisdom" > "$dir/x$i.wisdom"
+done
+for i in 0 1 2 3 4 5 6 7; do
+  "$tool" merge -o "$dir/acc.wisdom" "$dir/acc.wisdom" "$dir/x$i.wisdom" > "$dir/merge$i.out" 2>&1 &
+  pids+=($!)
+done
+for i in 0 1 2 3 4 5 6 7; do
+  wait "${pids[$i]}" || { cat "$dir/merge$i.out"; fail "concurrent merge $i failed"; }
+done
+expect 0 "$tool" check "$dir/acc.wisdom"
+got=$(grep -c '^record ' "$dir/acc.wisdom")
+[ "$got" -eq 45 ] || fail "concurrent merges: $got records in the file, expected 5 + 8 x 5 = 45"
+
 # usage errors (the same on every rank under mpiexec)
 expect 3 "$tool" merge
 expect 3 "$tool" check

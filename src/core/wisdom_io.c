@@ -220,6 +220,115 @@ int pc_wisdom_write_file(const char *path, const char *text, size_t len, char *m
     return PLANCOLL_SUCCESS;
 }
 
+/* ---- the lock of a wisdom file ----
+ *
+ * Writers of one wisdom file (jobs finalizing with the same PLANCOLL_WISDOM, exports, plancoll-wisdom merge)
+ * take an exclusive fcntl lock on "<path>.lock" for the whole read-merge-write, so that no job renames its
+ * file over one it has not read. Not the wisdom file itself: the rename replaces its inode, and a lock on the
+ * old inode would exclude nobody. fcntl locks are released by the kernel when their holder dies (a crashed job
+ * cannot wedge the others, unlike a lock made of a file's existence) and work over NFS. Open file description
+ * locks where the kernel has them, so that two threads of one process exclude each other too. The lock file
+ * stays: unlinking it while another process waits on it would let a third lock a new file and write at the
+ * same time. */
+
+static int lock_file(int fd, int cmd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET; /* l_start = l_len = 0: the whole file */
+    return fcntl(fd, cmd, &fl);
+}
+
+int pc_wisdom_lock(const char *path, double timeout, int *fd_out, char *msg, size_t msglen)
+{
+    *fd_out = -1;
+    msg[0] = '\0';
+    /* a directory, a device or a FIFO is not replaced by a wisdom file: refused before a lock file appears
+     * beside it (the write would fail, or replace what must stay) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(msg, msglen, "'%s' is not a regular file: not replaced by wisdom", path);
+        return PLANCOLL_ERR_IO;
+    }
+    size_t n = strlen(path) + sizeof ".lock";
+    char *name = malloc(n);
+    if (!name) {
+        snprintf(msg, msglen, "out of memory locking '%s'", path);
+        return PLANCOLL_ERR_NOMEM;
+    }
+    snprintf(name, n, "%s.lock", path);
+    int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0666);
+    if (fd < 0) {
+        snprintf(msg, msglen, "cannot create the lock file '%s' (the wisdom file's directory must be writable): %s",
+                 name, strerror(errno));
+        free(name);
+        return PLANCOLL_ERR_IO;
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long pause_us = 1000;
+    uint64_t jitter = pc_hash_bytes(PC_HASH_SEED, &start, sizeof start) ^ (uint64_t)getpid();
+#ifdef F_OFD_SETLK
+    int cmd = F_OFD_SETLK;
+#else
+    int cmd = F_SETLK;
+#endif
+    for (;;) {
+        if (lock_file(fd, cmd) == 0) break;
+        int e = errno;
+#ifdef F_OFD_SETLK
+        if (e == EINVAL && cmd == F_OFD_SETLK) { /* a kernel before open file description locks */
+            cmd = F_SETLK;
+            continue;
+        }
+#endif
+        if (e == EINTR) continue;
+        if (e != EACCES && e != EAGAIN) {
+            /* ENOLCK (NFS without a lock daemon), ENOTSUP, ENOSYS: this file system cannot lock */
+            snprintf(msg, msglen, "cannot lock '%s': %s", name, strerror(e));
+            close(fd);
+            free(name);
+            return PC_WISDOM_LOCK_UNSUPPORTED;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (double)(now.tv_nsec - start.tv_nsec);
+        if (waited >= timeout) {
+            snprintf(msg, msglen, "'%s' stayed locked for %g s (another process is writing this wisdom file, or "
+                     "hangs while holding the lock)", name, timeout);
+            close(fd);
+            free(name);
+            return PLANCOLL_ERR_IO;
+        }
+        /* growing pauses with jitter, so that waiters do not retry in lockstep */
+        jitter = jitter * 6364136223846793005ULL + 1442695040888963407ULL;
+        long us = pause_us / 2 + (long)((jitter >> 33) % (uint64_t)pause_us);
+        struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        if (pause_us < 32000) pause_us *= 2;
+    }
+    free(name);
+    *fd_out = fd;
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_wisdom_unlock(int fd)
+{
+    if (fd >= 0) close(fd); /* closing releases the lock */
+}
+
+int pc_wisdom_lock_for_write(const char *path, int *fd, char *msg, size_t msglen)
+{
+    static bool warned;
+    int rc = pc_wisdom_lock(path, PC_WISDOM_LOCK_SECONDS, fd, msg, msglen);
+    if (rc != PC_WISDOM_LOCK_UNSUPPORTED) return rc;
+    if (!warned)
+        fprintf(stderr, "plancoll: %s; writing wisdom without the lock (a job writing the same file at the same "
+                        "moment may lose its records)\n", msg);
+    warned = true;
+    return PLANCOLL_SUCCESS;
+}
+
 /* ---- the process's wisdom as a set ---- */
 
 static int current_set(struct pc_wisdom_set *s)
@@ -522,8 +631,13 @@ int plancoll_export_wisdom_to_filename(const char *path, MPI_Comm comm)
             h.rc = PLANCOLL_ERR_ARGUMENT;
             snprintf(h.msg, sizeof h.msg, "rank 0: the wisdom file name is %s", path ? "empty" : "NULL");
         } else {
+            /* the file is replaced, not merged into (as FFTW's export); the lock keeps the rename from landing
+             * inside another process's read-merge-write of the same file, which would lose this export */
             char why[MSG_LEN - 16] = "";
-            h.rc = pc_wisdom_write_file(path, text, (size_t)h.len, why, sizeof why);
+            int lock = -1;
+            h.rc = pc_wisdom_lock_for_write(path, &lock, why, sizeof why);
+            if (!h.rc) h.rc = pc_wisdom_write_file(path, text, (size_t)h.len, why, sizeof why);
+            pc_wisdom_unlock(lock);
             if (h.rc) snprintf(h.msg, sizeof h.msg, "rank 0: %s", why);
         }
     }
@@ -628,7 +742,8 @@ static void warn(const char *what, const char *consequence)
 /* MPI_COMM_SELF's attributes are deleted at the start of MPI_Finalize, while MPI still works. Rank 0 of
  * MPI_COMM_WORLD writes what this process knows over what the file holds now (another job may have written it
  * since): merged when the file matches this machine, replacing it when it is stale, and never over a file
- * that is not wisdom. No collective calls here. */
+ * that is not wisdom. The file's lock is held from the read to the rename: jobs finalizing together take turns,
+ * and each merges what the previous ones wrote. No collective calls here. */
 static int finalize_writeback(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
@@ -645,15 +760,26 @@ static int finalize_writeback(MPI_Comm comm, int keyval, void *value, void *extr
     char *old = NULL, why[MSG_LEN] = "";
     size_t old_len = 0;
     bool absent = false, write = true;
+    int lock = -1;
+    if (pc_wisdom_lock_for_write(env_path, &lock, why, sizeof why) != PLANCOLL_SUCCESS) {
+        /* writing unlocked could lose another job's records: this job's are the ones not written */
+        warn(why, "wisdom not written");
+        pc_wisdom_set_free(&ours);
+        return MPI_SUCCESS;
+    }
     int rc = pc_wisdom_read_file(env_path, &old, &old_len, &absent, why, sizeof why);
     if (rc == PLANCOLL_SUCCESS) {
         rc = pc_wisdom_parse(old, old_len, &theirs, why, sizeof why);
         if (rc == PLANCOLL_SUCCESS && pc_wisdom_fingerprint_compare(&theirs.fp, &ours.fp, why, sizeof why) == 0) {
             theirs.fp = ours.fp;
-            if (pc_wisdom_set_merge(&theirs, &ours) == PLANCOLL_SUCCESS) {
+            if (pc_wisdom_set_merge_file(&theirs, &ours) == PLANCOLL_SUCCESS) {
                 pc_wisdom_set_free(&ours);
                 ours = theirs;
                 pc_wisdom_set_init(&theirs);
+            } else {
+                /* writing ours alone would drop the file's records */
+                warn("out of memory merging with the file", "wisdom not written");
+                write = false;
             }
         } else if (rc != PLANCOLL_SUCCESS && rc != PLANCOLL_ERR_WISDOM_STALE) {
             warn(why, "not overwritten: it is not plancoll wisdom");
@@ -670,6 +796,7 @@ static int finalize_writeback(MPI_Comm comm, int keyval, void *value, void *extr
     if (write && pc_wisdom_format(&ours, &text, &len) == PLANCOLL_SUCCESS &&
         pc_wisdom_write_file(env_path, text, len, why, sizeof why) != PLANCOLL_SUCCESS)
         warn(why, "wisdom not written");
+    pc_wisdom_unlock(lock);
     free(text);
     pc_wisdom_set_free(&ours);
     return MPI_SUCCESS;

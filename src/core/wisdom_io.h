@@ -29,4 +29,20 @@ int pc_wisdom_read_file(const char *path, char **text, size_t *len, bool *absent
  * the reason in msg on failure (nothing is left behind). */
 int pc_wisdom_write_file(const char *path, const char *text, size_t len, char *msg, size_t msglen);
 
+/* Writers of a wisdom file hold its lock, an exclusive fcntl lock on "<path>.lock", across read, merge and
+ * rename (wisdom_io.c, "the lock of a wisdom file"). pc_wisdom_lock retries for at most timeout seconds;
+ * returns PLANCOLL_SUCCESS with the lock held through *fd; PLANCOLL_ERR_IO (path exists and is not a regular
+ * file, the lock file cannot be created, or it stayed locked until the deadline) or PLANCOLL_ERR_NOMEM, with
+ * the reason in msg and *fd = -1; or
+ * PC_WISDOM_LOCK_UNSUPPORTED when the file system has no locks (*fd = -1). Local: no MPI. */
+#define PC_WISDOM_LOCK_SECONDS 30.0
+#define PC_WISDOM_LOCK_UNSUPPORTED (-1)
+int pc_wisdom_lock(const char *path, double timeout, int *fd, char *msg, size_t msglen);
+/* What every writer calls: pc_wisdom_lock with PC_WISDOM_LOCK_SECONDS, except that a file system without locks
+ * is PLANCOLL_SUCCESS with *fd = -1 after a warning on stderr (once per process): the write goes ahead unlocked,
+ * as before plancoll locked. */
+int pc_wisdom_lock_for_write(const char *path, int *fd, char *msg, size_t msglen);
+/* Releases the lock (fd -1: nothing to release). */
+void pc_wisdom_unlock(int fd);
+
 #endif

@@ -169,7 +169,22 @@ int pc_wisdom_set_fill(struct pc_wisdom_set *s, const struct pc_wisdom_entry *en
     return err;
 }
 
-int pc_wisdom_set_merge(struct pc_wisdom_set *into, const struct pc_wisdom_set *from)
+bool pc_wisdom_prefer_in_file(const struct pc_wisdom_entry *a, const struct pc_wisdom_entry *b)
+{
+    bool ab = pc_wisdom_prefer(a, b), ba = pc_wisdom_prefer(b, a);
+    if (ab != ba) return ab; /* one is more rigorous, or decided later */
+    /* Equally rigorous and decided in the same second: jobs of one batch that planned the same problem and
+     * finalize together. The faster measurement is kept, then the algorithm and parameters in byte order, so that
+     * the file does not depend on which job wrote last. Records equal in all of these are the same decision. */
+    if (a->measured_us != b->measured_us) return b->measured_us < a->measured_us;
+    int c = strcmp(b->algorithm, a->algorithm);
+    if (c) return c < 0;
+    return memcmp(&b->params, &a->params, sizeof a->params) < 0;
+}
+
+/* Both merges: prefer(held, incoming) says whether the incoming record replaces the held one. */
+static int merge_sets(struct pc_wisdom_set *into, const struct pc_wisdom_set *from,
+                      bool (*prefer)(const struct pc_wisdom_entry *, const struct pc_wisdom_entry *))
 {
     int total = into->nrecords + from->nrecords;
     struct pc_wisdom_entry *r = total ? malloc(sizeof *r * (size_t)total) : NULL;
@@ -183,7 +198,7 @@ int pc_wisdom_set_merge(struct pc_wisdom_set *into, const struct pc_wisdom_set *
         else if (c > 0)
             r[m++] = from->records[j++];
         else {
-            r[m++] = pc_wisdom_prefer(&into->records[i], &from->records[j]) ? from->records[j] : into->records[i];
+            r[m++] = prefer(&into->records[i], &from->records[j]) ? from->records[j] : into->records[i];
             i++;
             j++;
         }
@@ -216,6 +231,16 @@ int pc_wisdom_set_merge(struct pc_wisdom_set *into, const struct pc_wisdom_set *
     into->models = tmp.models;
     into->nmodels = tmp.nmodels;
     return PLANCOLL_SUCCESS;
+}
+
+int pc_wisdom_set_merge(struct pc_wisdom_set *into, const struct pc_wisdom_set *from)
+{
+    return merge_sets(into, from, pc_wisdom_prefer);
+}
+
+int pc_wisdom_set_merge_file(struct pc_wisdom_set *into, const struct pc_wisdom_set *from)
+{
+    return merge_sets(into, from, pc_wisdom_prefer_in_file);
 }
 
 /* ---- formatting ---- */

@@ -66,6 +66,14 @@ int pc_wisdom_set_fill(struct pc_wisdom_set *s, const struct pc_wisdom_entry *en
 /* Adds from's records and models to into: for a key held by both, pc_wisdom_prefer decides (from wins ties);
  * a model of the same shape is replaced by from's. into's fingerprint is kept. */
 int pc_wisdom_set_merge(struct pc_wisdom_set *into, const struct pc_wisdom_set *from);
+/* The same for a file that several jobs write (PLANCOLL_WISDOM at MPI_Finalize, plancoll-wisdom merge), where
+ * "incoming" is only whichever job came last: records are chosen by pc_wisdom_prefer_in_file, so the records
+ * written do not depend on the order of the writers. Models as above (one per shape, from's replaces). */
+int pc_wisdom_set_merge_file(struct pc_wisdom_set *into, const struct pc_wisdom_set *from);
+/* Whether b replaces a for the same key in a file: the more rigorous; then the more recently decided; then the
+ * smaller measured time; then the algorithm name, then the parameters, in byte order (smaller wins). Symmetric:
+ * for records that differ in any of these, exactly one of prefer(a, b) and prefer(b, a) holds. */
+bool pc_wisdom_prefer_in_file(const struct pc_wisdom_entry *a, const struct pc_wisdom_entry *b);
 
 /* "measure", "patient", "exhaustive" (or "none") for a rigor flag. */
 const char *pc_wisdom_rigor_name(unsigned rigor);

@@ -434,6 +434,66 @@ static void test_merge(void **state)
     pc_wisdom_set_free(&a);
 }
 
+/* The file merge (jobs writing one file at MPI_Finalize, plancoll-wisdom merge) picks the same record whichever
+ * side comes first; the import merge keeps "the incoming wins ties". */
+static void test_merge_file(void **state)
+{
+    (void)state;
+    struct pc_wisdom_entry ea[] = {
+        rec("alltoall:k1", "alltoall.pairwise", PLANCOLL_MEASURE, 5, 10), /* b more rigorous: b */
+        rec("alltoall:k2", "alltoall.pairwise", PLANCOLL_MEASURE, 5, 10), /* b older: a */
+        rec("alltoall:k3", "alltoall.pairwise", PLANCOLL_MEASURE, 7, 10), /* same second, b faster: b */
+        rec("alltoall:k4", "alltoall.pairwise", PLANCOLL_MEASURE, 7, 10), /* same time too: name order, b */
+        rec("alltoall:k5", "alltoall.bruck", PLANCOLL_MEASURE, 7, 10),    /* same but radix: the smaller, b */
+        rec("alltoall:k6", "alltoall.bruck", PLANCOLL_MEASURE, 3, 10),    /* same second, a faster: a */
+    };
+    struct pc_wisdom_entry eb[] = {
+        rec("alltoall:k1", "alltoall.bruck", PLANCOLL_PATIENT, 9, 1),
+        rec("alltoall:k2", "alltoall.bruck", PLANCOLL_MEASURE, 1, 9),
+        rec("alltoall:k3", "alltoall.bruck", PLANCOLL_MEASURE, 6, 10),
+        rec("alltoall:k4", "alltoall.bruck", PLANCOLL_MEASURE, 7, 10),
+        rec("alltoall:k5", "alltoall.bruck", PLANCOLL_MEASURE, 7, 10),
+        rec("alltoall:k6", "alltoall.pairwise", PLANCOLL_MEASURE, 4, 10),
+    };
+    ea[4].params.radix = 4;
+    eb[4].params.radix = 2;
+    const char *want[] = {"b", "a", "b", "b", "b", "a"};
+    struct pc_wisdom_set a, b, ab, ba;
+    pc_wisdom_set_init(&a);
+    pc_wisdom_set_init(&b);
+    pc_wisdom_set_init(&ab);
+    pc_wisdom_set_init(&ba);
+    assert_int_equal(pc_wisdom_set_fill(&a, ea, 6, NULL, 0), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_wisdom_set_fill(&b, eb, 6, NULL, 0), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_wisdom_set_fill(&ab, ea, 6, NULL, 0), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_wisdom_set_fill(&ba, eb, 6, NULL, 0), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_wisdom_set_merge_file(&ab, &b), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_wisdom_set_merge_file(&ba, &a), PLANCOLL_SUCCESS);
+    assert_int_equal(ab.nrecords, 6);
+    assert_int_equal(ba.nrecords, 6);
+    for (int i = 0; i < 6; i++) {
+        const struct pc_wisdom_entry *w = want[i][0] == 'a' ? &ea[i] : &eb[i];
+        for (int order = 0; order < 2; order++) {
+            const struct pc_wisdom_entry *got = order ? &ba.records[i] : &ab.records[i];
+            assert_string_equal(got->key, w->key);
+            assert_string_equal(got->algorithm, w->algorithm);
+            assert_true(got->measured_us == w->measured_us);
+            assert_int_equal(got->params.radix, w->params.radix);
+            assert_int_equal(got->rigor, w->rigor);
+        }
+        /* the rule is symmetric: exactly one side is preferred */
+        assert_true(pc_wisdom_prefer_in_file(&ea[i], &eb[i]) != pc_wisdom_prefer_in_file(&eb[i], &ea[i]));
+    }
+    /* the import rule: in the same second the incoming record wins, whatever its time (k3, k6) */
+    assert_int_equal(pc_wisdom_set_merge(&a, &b), PLANCOLL_SUCCESS);
+    assert_string_equal(a.records[2].algorithm, "alltoall.bruck");
+    assert_string_equal(a.records[5].algorithm, "alltoall.pairwise");
+    pc_wisdom_set_free(&a);
+    pc_wisdom_set_free(&b);
+    pc_wisdom_set_free(&ab);
+    pc_wisdom_set_free(&ba);
+}
+
 static void test_normalize(void **state)
 {
     (void)state;
@@ -458,7 +518,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),  cmocka_unit_test(test_empty_set_and_lenient_layout),
         cmocka_unit_test(test_malformed),   cmocka_unit_test(test_fingerprint),
-        cmocka_unit_test(test_merge),       cmocka_unit_test(test_normalize),
+        cmocka_unit_test(test_merge),       cmocka_unit_test(test_merge_file),
+        cmocka_unit_test(test_normalize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
