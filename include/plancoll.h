@@ -193,8 +193,9 @@ PLANCOLL_API int plancoll_fprint_plan(plancoll_plan plan, FILE *out);
 /* The name of the plan's algorithm ("alltoall.pairwise"), or NULL for an invalid plan. */
 PLANCOLL_API const char *plancoll_plan_algorithm(plancoll_plan plan);
 
-/* The plan's algorithm and parameters in PLANCOLL_ALGORITHM syntax ("alltoall.mpml:leaders=2"), so a choice
- * can be forced again or reported. Writes at most len bytes including the terminating NUL; returns
+/* The plan's algorithm and every one of its parameters, defaults included, in PLANCOLL_ALGORITHM syntax
+ * ("alltoall.mpml:leaders=2:placement=first:transport=p2p"), so forcing the spec rebuilds the same plan and a
+ * choice can be reported. Writes at most len bytes including the terminating NUL; returns
  * PLANCOLL_SUCCESS, PLANCOLL_ERR_NULL_BUFFER (buf NULL or len 0), PLANCOLL_ERR_OVERFLOW (too short: buf holds
  * "") or an invalid-plan code (buf untouched). A transpose plan gives its inner exchange's spec. */
 PLANCOLL_API int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len);

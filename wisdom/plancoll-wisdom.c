@@ -408,7 +408,8 @@ static int show(const char *path)
     for (int i = 0; i < s.nrecords; i++) {
         const struct pc_wisdom_entry *e = &s.records[i];
         char params[96], when[32] = "unknown time";
-        pc_params_format(&e->params, params, sizeof params);
+        int alg = pc_registry_find(e->algorithm);
+        pc_params_format(&e->params, alg >= 0 ? pc_registry_get(alg)->params : PC_PARAM_ALL, params, sizeof params);
         time_t t = (time_t)e->decided_at;
         struct tm tm;
         if (e->decided_at > 0 && localtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);

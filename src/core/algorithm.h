@@ -19,10 +19,22 @@ struct pc_params {
 };
 
 
+/* The parameters by name (PLANCOLL_ALGORITHM keys): bits of pc_algorithm.params and of a forced entry's mask. */
+#define PC_PARAM_LEADERS (1u << 0)
+#define PC_PARAM_PLACEMENT (1u << 1)
+#define PC_PARAM_SEGMENTS (1u << 2)
+#define PC_PARAM_TRANSPORT (1u << 3)
+#define PC_PARAM_RADIX (1u << 4)
+#define PC_PARAM_INTER (1u << 5)
+#define PC_PARAM_ALL 0x3fu
+
 struct pc_algorithm {
     const char *name; /* "alltoall.pairwise": stable, used in wisdom and PLANCOLL_ALGORITHM */
     enum pc_collective collective;
     const char *summary; /* one line for --list and docs */
+    /* The parameters its variants set (PC_PARAM_* bits). A plan's spec names every one of them, default values
+     * included, so forcing the spec rebuilds the same plan instead of leaving a parameter to the model. */
+    unsigned params;
     /* NULL reason when applicable; otherwise a short explanation of why not. */
     const char *(*inapplicable)(const struct pc_problem *);
     /* Writes up to max parameter sets; returns how many. NULL means one default set. */

@@ -436,11 +436,7 @@ int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len)
     if (!live_has(plan)) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: not a live plan");
     const struct plancoll_plan_s *inner = plan->transpose ? pc_transpose_inner(plan) : plan;
     if (!inner || !inner->alg) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: transpose without an exchange");
-    char params[96];
-    pc_params_format(&inner->params, params, sizeof params);
-    for (char *c = params; *c; c++)
-        if (*c == ' ') *c = ':';
-    int n = snprintf(buf, len, "%s%s%s", inner->alg->name, params[0] ? ":" : "", params);
+    int n = pc_spec_format(pc_registry_find(inner->alg->name), &inner->params, buf, len);
     if (n < 0 || (size_t)n >= len) {
         buf[0] = '\0';
         return pc_error(PLANCOLL_ERR_OVERFLOW, "plancoll_plan_spec: %d bytes needed", n + 1);
@@ -467,7 +463,7 @@ int plancoll_fprint_plan(plancoll_plan plan, FILE *out)
     }
     char key[160], params[96];
     pc_problem_key(&plan->prob, key, sizeof key);
-    pc_params_format(&plan->params, params, sizeof params);
+    pc_params_format(&plan->params, plan->alg->params, params, sizeof params);
     const struct pc_layout *L = plan->layout;
     fprintf(out, "plancoll plan %s\n", key);
     fprintf(out, "  algorithm   %s%s%s%s\n", plan->alg->name, params[0] ? " (" : "", params, params[0] ? ")" : "");

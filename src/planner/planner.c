@@ -224,22 +224,24 @@ int pc_enumerate(const struct pc_problem *p, const int *allowed, int nallowed, c
     return PLANCOLL_SUCCESS;
 }
 
-void pc_params_format(const struct pc_params *params, char *buf, size_t len)
+void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, size_t len)
 {
     if (len == 0) return;
     buf[0] = '\0';
     char field[32];
     size_t used = 0;
     for (int i = 0; i < 6; i++) {
+        if (!(mask & (1u << i))) continue;
         int w = 0;
         switch (i) {
-        case 0: w = params->leaders ? snprintf(field, sizeof field, "leaders=%d", params->leaders) : 0; break;
-        case 1: w = params->placement ? snprintf(field, sizeof field, "placement=numa") : 0; break;
-        case 2: w = params->segments ? snprintf(field, sizeof field, "segments=%d", params->segments) : 0; break;
-        case 3: w = params->transport ? snprintf(field, sizeof field, "transport=put") : 0; break;
-        case 4: w = params->radix ? snprintf(field, sizeof field, "radix=%d", params->radix) : 0; break;
+        case 0: w = snprintf(field, sizeof field, "leaders=%d", params->leaders); break;
+        case 1: w = snprintf(field, sizeof field, "placement=%s", params->placement ? "numa" : "first"); break;
+        case 2: w = snprintf(field, sizeof field, "segments=%d", params->segments); break;
+        case 3: w = snprintf(field, sizeof field, "transport=%s", params->transport ? "put" : "p2p"); break;
+        case 4: w = snprintf(field, sizeof field, "radix=%d", params->radix); break;
         case 5:
-            w = params->inter > 0 && params->inter < 3 ? snprintf(field, sizeof field, "inter=%s", pc_inter_names[params->inter]) : 0;
+            w = snprintf(field, sizeof field, "inter=%s",
+                         params->inter >= 0 && params->inter < 3 ? pc_inter_names[params->inter] : "?");
             break;
         }
         if (w <= 0) continue;
@@ -251,13 +253,25 @@ void pc_params_format(const struct pc_params *params, char *buf, size_t len)
     }
 }
 
+int pc_spec_format(int alg, const struct pc_params *params, char *buf, size_t len)
+{
+    const struct pc_algorithm *a = pc_registry_get(alg);
+    char fields[128];
+    pc_params_format(params, a ? a->params : 0, fields, sizeof fields);
+    for (char *c = fields; *c; c++)
+        if (*c == ' ') *c = ':';
+    int n = snprintf(buf, len, "%s%s%s", a ? a->name : "?", fields[0] ? ":" : "", fields);
+    if (n >= 0 && (size_t)n >= len && len > 0) buf[0] = '\0';
+    return n;
+}
+
 static void print_table(FILE *out, const struct pc_problem *p, const struct pc_candidate *c, int n, int chosen)
 {
     char key[200], params[96];
     pc_problem_key(p, key, sizeof key);
     fprintf(out, "plancoll planner: %s, %d candidate%s\n", key, n, n == 1 ? "" : "s");
     for (int i = 0; i < n; i++) {
-        pc_params_format(&c[i].params, params, sizeof params);
+        pc_params_format(&c[i].params, pc_registry_get(c[i].alg)->params, params, sizeof params);
         fprintf(out, "  %c %-30s %-24s predicted %10.2f us", i == chosen ? '*' : ' ', pc_registry_get(c[i].alg)->name,
                 params, c[i].predicted_us);
         if (c[i].measured_us >= 0) fprintf(out, "  measured %10.2f us", c[i].measured_us);

@@ -34,13 +34,8 @@ int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out,
 
 /* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
  * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
- * transport=p2p|put, radix, inter=rd|rsag|mpi). */
-#define PC_PARAM_LEADERS (1u << 0)
-#define PC_PARAM_PLACEMENT (1u << 1)
-#define PC_PARAM_SEGMENTS (1u << 2)
-#define PC_PARAM_TRANSPORT (1u << 3)
-#define PC_PARAM_RADIX (1u << 4)
-#define PC_PARAM_INTER (1u << 5)
+ * transport=p2p|put, radix, inter=rd|rsag|mpi).
+ * The PC_PARAM_* bits are in core/algorithm.h. */
 /* Values of inter=: the index is pc_params.inter. */
 extern const char *const pc_inter_names[3];
 struct pc_forced {
@@ -80,8 +75,13 @@ struct pc_decision {
 int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
               const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);
 
-/* Formats params that differ from the defaults, e.g. "leaders=2 placement=numa"; "" when none. */
-void pc_params_format(const struct pc_params *params, char *buf, size_t len);
+/* Formats the parameters named in mask (an algorithm's params bits), defaults included, in a fixed order, e.g.
+ * "leaders=2 placement=first inter=rd"; "" when mask is 0. Whole fields only when len is short. */
+void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, size_t len);
+/* A candidate in PLANCOLL_ALGORITHM syntax, every parameter of its algorithm named ("alltoall.mpml:leaders=2:
+ * placement=first:transport=p2p"): forcing it enumerates exactly this candidate. Returns the length the whole text
+ * needs (snprintf's convention; buf holds "" when it does not fit). */
+int pc_spec_format(int alg, const struct pc_params *params, char *buf, size_t len);
 
 /* ---- in-process wisdom: decisions of MEASURE and above, keyed by the problem key ---- */
 struct pc_wisdom_entry {

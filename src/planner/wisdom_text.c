@@ -301,9 +301,9 @@ int pc_wisdom_format(const struct pc_wisdom_set *s, char **text, size_t *len)
     }
     for (int i = 0; i < s->nrecords && !o.failed; i++) {
         const struct pc_wisdom_entry *e = &s->records[i];
-        put(&o, "record %s %s leaders=%d placement=%d segments=%d transport=%d radix=%d us=%.17g rigor=%s decided=%lld",
+        put(&o, "record %s %s leaders=%d placement=%d segments=%d transport=%d radix=%d inter=%d us=%.17g rigor=%s decided=%lld",
             e->key, e->algorithm, e->params.leaders, e->params.placement, e->params.segments, e->params.transport,
-            e->params.radix, e->measured_us, pc_wisdom_rigor_name(e->rigor), e->decided_at);
+            e->params.radix, e->params.inter, e->measured_us, pc_wisdom_rigor_name(e->rigor), e->decided_at);
         if (e->runner_up[0]) put(&o, " runner_up=%s runner_up_us=%.17g", e->runner_up, e->runner_up_us);
         put(&o, "\n");
     }
@@ -429,8 +429,9 @@ static int parse_record(struct parser *ps, char *rest, struct pc_wisdom_entry *e
     if (!valid_name(alg, sizeof e->algorithm)) return bad(ps, "'%.60s' is not an algorithm name", alg);
     memcpy(e->key, key, strlen(key) + 1);
     memcpy(e->algorithm, alg, strlen(alg) + 1);
-    enum { F_LEADERS, F_PLACEMENT, F_SEGMENTS, F_TRANSPORT, F_RADIX, F_US, F_RIGOR, F_DECIDED, F_RUNNER, F_RUNNER_US, NF };
-    static const char *const names[NF] = {"leaders", "placement", "segments", "transport", "radix",
+    enum { F_LEADERS, F_PLACEMENT, F_SEGMENTS, F_TRANSPORT, F_RADIX, F_INTER, F_US, F_RIGOR, F_DECIDED, F_RUNNER,
+           F_RUNNER_US, NF };
+    static const char *const names[NF] = {"leaders", "placement", "segments", "transport", "radix", "inter",
                                           "us",      "rigor",     "decided",  "runner_up", "runner_up_us"};
     bool seen[NF] = {false};
     for (char *tok; (tok = next_token(&rest)) != NULL;) {
@@ -459,6 +460,10 @@ static int parse_record(struct parser *ps, char *rest, struct pc_wisdom_entry *e
             *field = (int)x;
             break;
         }
+        case F_INTER: /* the inter-node allreduce among leaders: an index of pc_inter_names */
+            ok = parse_long(v, 0, 2, &x);
+            e->params.inter = (int)x;
+            break;
         case F_US: ok = parse_time(v, &e->measured_us); break;
         case F_RIGOR:
             e->rigor = strcmp(v, "measure") == 0      ? PLANCOLL_MEASURE

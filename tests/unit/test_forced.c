@@ -185,10 +185,11 @@ static void test_parse_inter(void **state)
     assert_int_equal(pc_parse_forced("allreduce.dpml:inter=ring", PC_ALLREDUCE, f, 4, &n), PLANCOLL_ERR_ALGORITHM);
     assert_non_null(strstr(plancoll_error_detail(), "inter=rd|rsag|mpi"));
     char buf[96];
-    pc_params_format(&(struct pc_params){.leaders = 2, .segments = 4, .inter = PC_DPML_INTER_MPI}, buf, sizeof buf);
+    const unsigned dpml = PC_PARAM_LEADERS | PC_PARAM_SEGMENTS | PC_PARAM_INTER;
+    pc_params_format(&(struct pc_params){.leaders = 2, .segments = 4, .inter = PC_DPML_INTER_MPI}, dpml, buf, sizeof buf);
     assert_string_equal(buf, "leaders=2 segments=4 inter=mpi");
-    pc_params_format(&(struct pc_params){.leaders = 2, .inter = PC_DPML_INTER_RD}, buf, sizeof buf);
-    assert_string_equal(buf, "leaders=2"); /* rd is the default */
+    pc_params_format(&(struct pc_params){.leaders = 2, .inter = PC_DPML_INTER_RD}, dpml, buf, sizeof buf);
+    assert_string_equal(buf, "leaders=2 segments=0 inter=rd"); /* the default is named too */
 }
 
 static void test_allreduce_variants(void **state)
@@ -260,6 +261,91 @@ static void test_allreduce_applicability(void **state)
     assert_int_equal(pc_dpml_leaders_used(&p, 0), 1);
 }
 
+/* Every candidate of every collective, at one-node, two-node, uneven three-node and NUMA layouts, with and without
+ * oversubscription: its spec forced again enumerates exactly that candidate (same algorithm, same parameters). A
+ * spec that left out a default (inter=rd, transport=p2p, placement=first, segments=0, leaders=0) would leave that
+ * parameter open and the forced plan could differ. */
+static void test_spec_round_trip(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    struct pc_problem problems[48];
+    int np = 0;
+    const int layouts[][5] = {/* nodes, min_ppn, max_ppn, numa, P */
+                              {1, 1, 1, 1, 1}, {1, 3, 3, 1, 3},  {1, 8, 8, 2, 8}, {2, 2, 2, 1, 4},
+                              {2, 4, 4, 2, 8}, {3, 2, 3, 1, 7},  {3, 2, 3, 2, 8}, {4, 16, 16, 4, 64}};
+    for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++)
+        for (int over = 0; over < 2; over++) {
+            struct pc_shape sh = {.nranks = layouts[l][4], .nnodes = layouts[l][0], .min_ppn = layouts[l][1],
+                                  .max_ppn = layouts[l][2], .numa_domains = layouts[l][3], .oversubscribed = over};
+            struct pc_problem a2a = alltoall(sh.nranks, sh.nnodes, sh.min_ppn, sh.max_ppn, sh.numa_domains);
+            a2a.shape = sh;
+            struct pc_problem a2av = a2a;
+            a2av.coll = PC_ALLTOALLV;
+            a2av.send_total_bytes = a2av.recv_total_bytes = a2av.max_send_bytes = a2av.max_recv_bytes = 4096;
+            a2av.max_offnode_bytes = sh.nnodes > 1 ? 2048 : 0;
+            a2av.max_block_bytes = 512;
+            a2av.nonzero_sends = a2av.max_nonzero_sends = sh.nranks;
+            struct pc_problem ar = allreduce(1, 1, 1, true, true);
+            ar.shape = sh;
+            problems[np++] = a2a;
+            problems[np++] = a2av;
+            problems[np++] = ar;
+        }
+    int checked = 0;
+    for (int i = 0; i < np; i++) {
+        struct pc_candidate c[PC_MAX_CANDIDATES], again[PC_MAX_CANDIDATES];
+        int n = 0;
+        assert_int_equal(pc_enumerate(&problems[i], NULL, 0, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        for (int k = 0; k < n; k++) {
+            char spec[160];
+            int len = pc_spec_format(c[k].alg, &c[k].params, spec, sizeof spec);
+            assert_true(len > 0 && (size_t)len < sizeof spec);
+            struct pc_forced f[4];
+            int nf = 0, n2 = 0;
+            assert_int_equal(pc_parse_forced(spec, problems[i].coll, f, 4, &nf), PLANCOLL_SUCCESS);
+            assert_int_equal(nf, 1);
+            assert_int_equal(pc_enumerate_forced(&problems[i], f, nf, &m, again, PC_MAX_CANDIDATES, &n2), PLANCOLL_SUCCESS);
+            if (n2 != 1 || again[0].alg != c[k].alg || memcmp(&again[0].params, &c[k].params, sizeof c[k].params) != 0)
+                fail_msg("problem %d: spec \"%s\" forced gives %d candidates, not the one it names", i, spec, n2);
+            char spec2[160];
+            pc_spec_format(again[0].alg, &again[0].params, spec2, sizeof spec2);
+            assert_string_equal(spec, spec2);
+            checked++;
+        }
+    }
+    assert_true(checked > 200);
+}
+
+/* On an oversubscribed host the MPI_Put transport is not a candidate of the node-aware alltoall family (its flush
+ * spins in MPI while the target waits for a core), but it can still be forced. */
+static void test_put_not_offered_oversubscribed(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    const char *names[] = {"alltoall.leader", "alltoall.mpml", "alltoall.onmpml", "alltoall.pap"};
+    for (int over = 0; over < 2; over++) {
+        struct pc_problem p = alltoall(8, 2, 4, 4, 1);
+        p.shape.oversubscribed = over;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            struct pc_params v[PC_MAX_VARIANTS];
+            int nv = variants_of(names[i], &p, v), puts = 0;
+            for (int k = 0; k < nv; k++) puts += v[k].transport == 1;
+            if (over ? puts != 0 : puts == 0) fail_msg("%s: %d put variants with oversubscribed=%d", names[i], puts, over);
+        }
+        struct pc_forced f[2];
+        struct pc_candidate c[PC_MAX_CANDIDATES];
+        int nf, n;
+        assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:transport=put", PC_ALLTOALL, f, 2, &nf), PLANCOLL_SUCCESS);
+        assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].params.transport, 1);
+        assert_int_equal(c[0].params.leaders, 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_parse_params),   cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),
         cmocka_unit_test(test_choose_leaders),
+        cmocka_unit_test(test_spec_round_trip), cmocka_unit_test(test_put_not_offered_oversubscribed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -574,26 +574,28 @@ static void test_choose_verbose(void **state)
 static void test_params_format(void **state)
 {
     (void)state;
-    char buf[96];
+    char buf[128];
     struct pc_params p;
     memset(&p, 0, sizeof p);
     strcpy(buf, "garbage");
-    pc_params_format(&p, buf, sizeof buf);
-    assert_string_equal(buf, "");
+    pc_params_format(&p, 0, buf, sizeof buf);
+    assert_string_equal(buf, ""); /* an algorithm without parameters */
+    /* defaults are named: a spec that left them out would leave them to the model when forced */
+    pc_params_format(&p, PC_PARAM_ALL, buf, sizeof buf);
+    assert_string_equal(buf, "leaders=0 placement=first segments=0 transport=p2p radix=0 inter=rd");
     p.leaders = 2;
-    pc_params_format(&p, buf, sizeof buf);
+    pc_params_format(&p, PC_PARAM_LEADERS, buf, sizeof buf);
     assert_string_equal(buf, "leaders=2");
-    p.leaders = 0;
     p.radix = 4;
-    pc_params_format(&p, buf, sizeof buf);
+    pc_params_format(&p, PC_PARAM_RADIX, buf, sizeof buf); /* fields outside the mask are not named */
     assert_string_equal(buf, "radix=4");
     p.placement = 1;
     p.transport = 1;
-    pc_params_format(&p, buf, sizeof buf);
+    pc_params_format(&p, PC_PARAM_PLACEMENT | PC_PARAM_TRANSPORT | PC_PARAM_RADIX, buf, sizeof buf);
     assert_string_equal(buf, "placement=numa transport=put radix=4");
-    p = (struct pc_params){.leaders = 3, .placement = 1, .segments = 8, .transport = 1, .radix = 2};
-    pc_params_format(&p, buf, sizeof buf);
-    assert_string_equal(buf, "leaders=3 placement=numa segments=8 transport=put radix=2");
+    p = (struct pc_params){.leaders = 3, .placement = 1, .segments = 8, .transport = 1, .radix = 2, .inter = 1};
+    pc_params_format(&p, PC_PARAM_ALL, buf, sizeof buf);
+    assert_string_equal(buf, "leaders=3 placement=numa segments=8 transport=put radix=2 inter=rsag");
 }
 
 /* A buffer too small for every field: the output is still terminated, stays within len, and is a prefix of the
@@ -602,11 +604,11 @@ static void test_params_format_truncated(void **state)
 {
     (void)state;
     const struct pc_params p = {.leaders = 3, .placement = 1, .segments = 8, .transport = 1, .radix = 2};
-    const char *full = "leaders=3 placement=numa segments=8 transport=put radix=2";
+    const char *full = "leaders=3 placement=numa segments=8 transport=put radix=2 inter=rd";
     for (size_t len = 1; len <= strlen(full) + 1; len++) {
         char buf[128];
         memset(buf, '#', sizeof buf);
-        pc_params_format(&p, buf, len);
+        pc_params_format(&p, PC_PARAM_ALL, buf, len);
         assert_true(strlen(buf) < len);
         for (size_t i = len; i < sizeof buf; i++)
             if (buf[i] != '#') fail_msg("len %zu: wrote past the end at %zu", len, i);

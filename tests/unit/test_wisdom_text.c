@@ -44,8 +44,9 @@ static void sample_set(struct pc_wisdom_set *s)
     pc_wisdom_set_init(s);
     sample_fp(&s->fp);
     struct pc_wisdom_entry e[3];
-    e[0] = rec("allreduce:P=4:nodes=1:ppn=4-4:count=1024:elem=8:type=3:op=2:comm=1", "allreduce.rabenseifner",
+    e[0] = rec("allreduce:P=4:nodes=1:ppn=4-4:count=1024:elem=8:type=3:op=2:comm=1", "allreduce.dpml",
                PLANCOLL_PATIENT, 12.345678901234567, 1718000000);
+    e[0].params = (struct pc_params){.leaders = 2, .inter = 1}; /* inter=rsag: a record that dropped it gave rd */
     e[1] = rec("alltoall:P=8:nodes=2:ppn=4-4:block=1024:inplace=0", "alltoall.mpml", PLANCOLL_EXHAUSTIVE, 1e-3, 1);
     e[1].params = (struct pc_params){.leaders = 2, .placement = 1, .segments = 3, .transport = 1, .radix = 4};
     snprintf(e[1].runner_up, sizeof e[1].runner_up, "alltoall.pairwise");
@@ -94,7 +95,9 @@ static void test_round_trip(void **state)
     assert_string_equal(b.fp.layout, a.fp.layout);
     assert_int_equal(b.nrecords, 3);
     /* sorted by key: allreduce < alltoall < alltoallv */
-    assert_string_equal(b.records[0].algorithm, "allreduce.rabenseifner");
+    assert_string_equal(b.records[0].algorithm, "allreduce.dpml");
+    assert_int_equal(b.records[0].params.leaders, 2);
+    assert_int_equal(b.records[0].params.inter, 1);
     assert_string_equal(b.records[1].algorithm, "alltoall.mpml");
     assert_string_equal(b.records[2].algorithm, "alltoallv.native");
     /* exact numbers */

@@ -28,6 +28,7 @@ const struct pc_algorithm pc_allreduce_dpml = {
     .name = "allreduce.dpml",
     .collective = PC_ALLREDUCE,
     .summary = "DPML: l leaders per node each reduce one partition and allreduce it with their peers on other nodes",
+    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_INTER,
     .inapplicable = pc_dpml_inapplicable,
     .variants = variants,
     .estimate = estimate,

@@ -28,6 +28,7 @@ const struct pc_algorithm pc_allreduce_dpml_pipelined = {
     .name = "allreduce.dpml_pipelined",
     .collective = PC_ALLREDUCE,
     .summary = "DPML with k sub-partitions per leader: nonblocking inter-node allreduces overlap the reduction",
+    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_INTER,
     .inapplicable = pc_dpml_inapplicable,
     .variants = variants,
     .estimate = estimate,

@@ -26,6 +26,7 @@ const struct pc_algorithm pc_allreduce_leader = {
     .name = "allreduce.leader",
     .collective = PC_ALLREDUCE,
     .summary = "one leader per node: shared-memory reduce, allreduce among leaders, shared-memory broadcast",
+    .params = PC_PARAM_INTER,
     .inapplicable = pc_dpml_inapplicable,
     .variants = variants,
     .estimate = estimate,

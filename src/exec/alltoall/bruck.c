@@ -53,6 +53,7 @@ const struct pc_algorithm pc_alltoall_bruck = {
     .name = "alltoall.bruck",
     .collective = PC_ALLTOALL,
     .summary = "Bruck's log-step alltoall, radix 2 or 4 (small blocks)",
+    .params = PC_PARAM_RADIX,
     .inapplicable = inapplicable,
     .variants = pc_bruck_variants,
     .estimate = estimate,

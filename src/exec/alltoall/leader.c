@@ -6,7 +6,9 @@
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0;
-    for (int t = 0; t < (p->shape.nnodes > 1 ? 2 : 1) && n < max; t++) out[n++] = (struct pc_params){.transport = t};
+    /* put only where ranks have cores of their own (see pc_na_leader_variants) */
+    int transports = p->shape.nnodes > 1 && !p->shape.oversubscribed ? 2 : 1;
+    for (int t = 0; t < transports && n < max; t++) out[n++] = (struct pc_params){.transport = t};
     return n;
 }
 
@@ -21,6 +23,7 @@ const struct pc_algorithm pc_alltoall_leader = {
     .name = "alltoall.leader",
     .collective = PC_ALLTOALL,
     .summary = "L-a2a: one leader per node, one message per node pair, shared-memory gather and scatter",
+    .params = PC_PARAM_TRANSPORT,
     .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,

@@ -24,6 +24,7 @@ const struct pc_algorithm pc_alltoall_onmpml = {
     .name = "alltoall.onmpml",
     .collective = PC_ALLTOALL,
     .summary = "ONMPML: multi-leader with gather, send, receive and scatter overlapped; pipeline depth",
+    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT,
     .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,

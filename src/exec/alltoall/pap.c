@@ -648,6 +648,7 @@ const struct pc_algorithm pc_alltoall_pap = {
     .name = "alltoall.pap",
     .collective = PC_ALLTOALL,
     .summary = "arrival-pattern aware direct alltoall: shared-memory staging, arrived peers served first",
+    .params = PC_PARAM_TRANSPORT,
     .variants = variants,
     .estimate = estimate,
     .setup = setup,

@@ -606,6 +606,7 @@ const struct pc_algorithm pc_alltoallv_aggregated = {
     .name = "alltoallv.aggregated",
     .collective = PC_ALLTOALLV,
     .summary = "planned node aggregation: pack into the shared segment, one message per node pair, unpack",
+    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT,
     .inapplicable = inapplicable,
     .variants = variants,
     .estimate = estimate,

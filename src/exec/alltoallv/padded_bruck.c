@@ -56,6 +56,7 @@ const struct pc_algorithm pc_alltoallv_padded_bruck = {
     .name = "alltoallv.padded_bruck",
     .collective = PC_ALLTOALLV,
     .summary = "Bruck over blocks padded to the largest block, radix 2 or 4 (small, even blocks)",
+    .params = PC_PARAM_RADIX,
     .variants = pc_bruck_variants,
     .estimate = estimate,
     .setup = setup,

@@ -174,6 +174,7 @@ const struct pc_algorithm pc_alltoallv_twophase_bruck = {
     .name = "alltoallv.twophase_bruck",
     .collective = PC_ALLTOALLV,
     .summary = "Bruck over blocks of their real sizes, every step's sizes computed at plan time, radix 2 or 4",
+    .params = PC_PARAM_RADIX,
     .variants = pc_bruck_variants,
     .estimate = estimate,
     .setup = setup,
