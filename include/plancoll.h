@@ -133,7 +133,31 @@ PLANCOLL_API int plancoll_plan_alltoallv(const void *sendbuf, const int sendcoun
 
 /* MPI_Allreduce semantics. sendbuf may be MPI_IN_PLACE on any rank. Every predefined op on every predefined
  * datatype MPI allows it on; user-defined ops (MPI_Op_create) on any committed datatype. Every rank receives
- * bit-identical results. Non-commutative user ops run only on algorithms that keep rank order. */
+ * bit-identical results. Non-commutative user ops run only on algorithms that keep rank order.
+ *
+ * Predefined reductions have one answer whatever the planner picks. plancoll defines them as follows, and every
+ * algorithm gives that answer bit for bit:
+ * - Integers (C and Fortran, MPI_AINT, MPI_OFFSET, MPI_COUNT): SUM and PROD wrap modulo 2^bits (two's complement);
+ *   MAX and MIN compare with the type's signedness (unsigned types as unsigned); LAND, LOR and LXOR take nonzero as
+ *   true and give 1 or 0; BAND, BOR and BXOR (also on MPI_BYTE) are bitwise. MPI_C_BOOL and MPI_LOGICAL alike.
+ * - Floating MAX and MIN (float, double, long double, REAL, DOUBLE PRECISION) are IEEE 754-2019 maximum and
+ *   minimum: -0 < +0, and if any operand is a NaN the result is the default quiet NaN (positive, no payload: nan("")),
+ *   whatever the NaNs' signs and payloads. They are commutative and associative on every bit pattern, so no
+ *   reduction order changes a bit. (On one rank nothing is combined: the result is the input.)
+ * - MAXLOC and MINLOC order the values as MAX and MIN do (a NaN wins either way and becomes the default NaN; +0
+ *   ranks above -0) and give the lowest index among the pairs holding the winning value (all NaNs are one value).
+ * - Floating SUM and PROD are IEEE arithmetic in the type in an order the algorithm chooses: results that no order
+ *   rounds are the same under every algorithm; others are within (P-1) u sum|x| (SUM) or about (P-1) u |product|
+ *   (PROD) of the exact result, u the type's unit roundoff. The sign and payload of a NaN result are unspecified.
+ *   Complex SUM is by parts; complex PROD is the product of the type's language: C's operator (C11 Annex G: infinite
+ *   products recovered) on the C types, the two textbook formulas on Fortran's COMPLEX and DOUBLE COMPLEX.
+ * allreduce.native, and inter=mpi of the hierarchical algorithms, let MPI reduce with its own op. They are
+ * candidates only for (op, datatype) pairs where MPI's op gives the answers above, which plancoll finds out once
+ * per process by comparing MPI_Reduce_local with its own loops on values where implementations differ; forced
+ * elsewhere, they fail with PLANCOLL_ERR_INAPPLICABLE on every rank. With MPICH 4.0.2 that leaves them out of MAX
+ * and MIN on every unsigned type (MPICH compares them as signed) and every floating type, and of MAXLOC and MINLOC
+ * on MPI_FLOAT_INT, MPI_DOUBLE_INT and MPI_LONG_DOUBLE_INT (MPICH keeps one operand or the other by position when
+ * a NaN or a signed zero is involved, so its ranks can even end with different bits). */
 PLANCOLL_API int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, unsigned flags, plancoll_plan *plan);
 

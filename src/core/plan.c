@@ -231,8 +231,9 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     pc_model_shape_key(&p->prob.shape, shape, sizeof shape);
     const struct pc_machine_model *known = pc_model_lookup(shape);
     uint64_t mh = known ? model_hash(known) : 0;
-    uint64_t v[7] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, mh, ~mh, pc_wisdom_env_pending() ? 1u : 0u}, m[7];
-    int rc = pc_allreduce_wait(p->layout, v, m, 7, MPI_UINT64_T, MPI_MAX);
+    uint64_t v[8] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, mh, ~mh, pc_wisdom_env_pending() ? 1u : 0u,
+                     p->prob.mpi_op_differs ? 1u : 0u}, m[8];
+    int rc = pc_allreduce_wait(p->layout, v, m, 8, MPI_UINT64_T, MPI_MAX);
     bool model_agreed = known && m[4] == mh && m[5] == ~mh;
     int err = local;
     if (!err && rc) err = rc;
@@ -243,6 +244,8 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
                        pc_collective_name(p->prob.coll));
     /* Applicability must not differ between ranks: contiguity counts only if every rank's types are dense. */
     p->prob.contiguous = m[3] == 0;
+    /* ... and MPI's op counts as plancoll's only if it is on every rank (v[7], reduce.c) */
+    p->prob.mpi_op_differs = m[7] != 0;
     if (!err && p->prob.coll == PC_ALLTOALLV) err = alltoallv_agree(p);
     if (err) {
         pc_plan_free(p);

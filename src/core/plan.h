@@ -31,12 +31,17 @@ int pc_alloc_typed(int count, const struct pc_typeinfo *t, void **raw, void **bu
 typedef void (*pc_reduce_fn)(const void *in, void *inout, int count);
 typedef void (*pc_reduce3_fn)(const void *a, const void *b, void *out, int count);
 typedef void (*pc_reduce3d_fn)(const void *a, const void *b, void *out, void *dup, int count);
+typedef void (*pc_settle_fn)(void *buf, int count);
 struct pc_reduction {
     MPI_Op op;
     MPI_Datatype type;
     pc_reduce_fn fast;   /* NULL: use MPI_Reduce_local */
     pc_reduce3_fn fast3; /* the same loop writing a third buffer; NULL with fast */
     pc_reduce3d_fn fast3d; /* ... and a fourth with the same result; NULL with fast */
+    /* Floating and complex SUM and PROD: replaces every NaN of count elements by the default NaN. MPI's collective
+     * may combine two NaNs in one order on one rank and in the other on another (x86 keeps the first operand's
+     * payload and sign), so what MPI computed is settled with this before it is a result; NULL otherwise. */
+    pc_settle_fn settle_nans;
     MPI_Aint true_lb, extent, true_extent; /* of type: where a vector's bytes lie */
 };
 /* inout[i] = in[i] op inout[i], the MPI_Reduce_local convention (in comes first in rank order). */

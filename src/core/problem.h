@@ -48,6 +48,8 @@ struct pc_problem {
     int type_id;              /* index in the predefined type table, or -1 for a derived type */
     int op_id;                /* index in the predefined op table, or -1 for a user op */
     bool commutative;
+    bool mpi_op_differs;      /* MPI's own op can give other results than plancoll's for this predefined (op,
+                                 datatype): candidates that let MPI reduce are not applicable (agreed at plan time) */
 };
 
 /* Canonical text key, e.g. "allreduce:P=8:nodes=2:ppn=4-4:count=1024:type=3:op=2:comm=1".

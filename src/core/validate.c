@@ -178,6 +178,7 @@ int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recv
     p->prob.type_id = pc_predefined_type_id(datatype);
     p->prob.op_id = pc_predefined_op_id(op);
     p->prob.commutative = commutative;
+    if ((err = pc_reduction_mpi_differs(&p->red, &p->prob.mpi_op_differs))) return err;
     p->prob.in_place = p->in_place;
     p->prob.contiguous = p->rtype.contiguous;
     return PLANCOLL_SUCCESS;

@@ -297,9 +297,11 @@ static void measure_local(struct cal *c, struct pc_machine_model *m)
             MPI_Datatype type = pc_predefined_type(t);
             if (pc_reduction_init(&red, op, type, &commutative) != PLANCOLL_SUCCESS || !red.fast) continue;
             int size = 0;
+            MPI_Aint lb, extent;
             MPI_Type_size(type, &size);
-            if (size <= 0) continue;
-            int count = REDUCE_BYTES / size;
+            MPI_Type_get_extent(type, &lb, &extent);
+            if (size <= 0 || extent < size) continue;
+            int count = (int)(REDUCE_BYTES / extent); /* pairs (MPI_DOUBLE_INT) have holes: their extent fits */
             pc_reduce(&red, c->priv, c->priv2, count); /* warm */
             double a = MPI_Wtime();
             for (int r = 0; r < 4; r++) pc_reduce(&red, c->priv, c->priv2, count);

@@ -41,10 +41,21 @@ static void check_identical(const void *buf, size_t bytes, const char *what)
     TL_CHECK(hmin == hmax, "%s %s: ranks hold different bits", alg_label, what);
 }
 
+/* MPI's own MAX, MIN, MAXLOC and MINLOC on floating values (MPICH's keep one operand or the other by position when a
+ * NaN or a signed zero is involved) may differ from plancoll's: then a forced candidate that lets MPI reduce is
+ * refused. test_allreduce_ops covers which pairs and why; here such a refusal just skips the case. */
+static bool mpi_may_be_refused(MPI_Datatype t, MPI_Op op)
+{
+    bool mpi_backed = alg_label && (strcmp(alg_label, "allreduce.native") == 0 || strstr(alg_label, "inter=mpi"));
+    bool order_op = op == MPI_MAX || op == MPI_MIN || op == MPI_MAXLOC || op == MPI_MINLOC;
+    return mpi_backed && order_op && (t == MPI_FLOAT || t == MPI_DOUBLE_INT);
+}
+
 static plancoll_plan plan_or_fail(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, unsigned flags, const char *what)
 {
     plancoll_plan p = NULL;
     int rc = plancoll_plan_allreduce(s, r, n, t, op, MPI_COMM_WORLD, flags, &p);
+    if (rc == PLANCOLL_ERR_INAPPLICABLE && mpi_may_be_refused(t, op)) return NULL;
     TL_CHECK(rc == PLANCOLL_SUCCESS, "%s %s: plan failed %d (%s): %s", alg_label, what, rc, plancoll_strerror(rc),
              plancoll_error_detail());
     return rc == PLANCOLL_SUCCESS ? p : NULL;

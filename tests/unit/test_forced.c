@@ -235,6 +235,16 @@ static void test_allreduce_variants(void **state)
     p = allreduce(4, 1, 1, true, true);
     n = variants_of("allreduce.dpml", &p, v);
     for (int i = 0; i < n; i++) assert_int_equal(v[i].leaders, 1);
+    /* MPI's op differs from plancoll's for the (op, datatype): MPI does not reduce between the leaders */
+    p = allreduce(2, 4, 2, true, true);
+    p.mpi_op_differs = true;
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 2); /* rd, rsag */
+    for (int i = 0; i < 2; i++) assert_int_equal(v[i].inter, i);
+    n = variants_of("allreduce.dpml", &p, v);
+    assert_int_equal(n, 8); /* leaders 2 and 4, first and numa, rd and rsag */
+    for (int i = 0; i < n; i++) assert_true(v[i].inter != PC_DPML_INTER_MPI);
+    n = variants_of("allreduce.dpml_pipelined", &p, v);
+    for (int i = 0; i < n; i++) assert_true(v[i].inter != PC_DPML_INTER_MPI);
 }
 
 static void test_allreduce_applicability(void **state)
@@ -253,7 +263,14 @@ static void test_allreduce_applicability(void **state)
         p = allreduce(2, 4, 1, true, false);
         assert_null(a->inapplicable(&p)); /* commutative: any layout */
     }
-    struct pc_problem p = allreduce(7, 1, 1, true, true);
+    /* MPI's own collective only where MPI's op is plancoll's (reduce.c); the hierarchical ones stay */
+    const struct pc_algorithm *native = pc_registry_get(pc_registry_find("allreduce.native"));
+    struct pc_problem p = allreduce(2, 4, 1, true, true);
+    assert_null(native->inapplicable(&p));
+    p.mpi_op_differs = true;
+    assert_non_null(strstr(native->inapplicable(&p), "MPI's own op"));
+    for (int i = 0; i < 3; i++) assert_null(pc_registry_get(pc_registry_find(names[i]))->inapplicable(&p));
+    p = allreduce(7, 1, 1, true, true);
     assert_int_equal(pc_dpml_leaders_used(&p, 4), 1);
     p = allreduce(2, 4, 1, true, true);
     p.shape.min_ppn = 3;

@@ -146,7 +146,7 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
     inters[ninter++] = PC_DPML_INTER_RD;
     if (p->shape.nnodes > 1) {
         if (p->commutative && c->rsag) inters[ninter++] = PC_DPML_INTER_RSAG;
-        inters[ninter++] = PC_DPML_INTER_MPI;
+        if (!p->mpi_op_differs) inters[ninter++] = PC_DPML_INTER_MPI;
     }
     const int one_seg = 0, *segs = c->nsegs > 0 ? c->segs : &one_seg, nsegs = c->nsegs > 0 ? c->nsegs : 1;
     int l = c->first_leaders < 1 ? 1 : c->first_leaders > top ? top : c->first_leaders;
@@ -300,6 +300,9 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     st->k = cfg->segments < 1 ? 1 : cfg->segments;
     if (st->N > 1 && cfg->inter == PC_DPML_INTER_RSAG && !plan->prob.commutative)
         return pc_error(PLANCOLL_ERR_INAPPLICABLE, "inter=rsag reorders operands: needs a commutative op");
+    if (st->N > 1 && cfg->inter == PC_DPML_INTER_MPI && plan->prob.mpi_op_differs)
+        return pc_error(PLANCOLL_ERR_INAPPLICABLE,
+                        "inter=mpi: MPI's own op gives other results than plancoll's definition for this (op, datatype)");
     bool same_everywhere = true;
     int err = choose_leaders(plan, st, &same_everywhere);
     if (err) return err;
@@ -503,6 +506,9 @@ static int progress_exchanges(const struct plancoll_plan_s *plan, struct dpml *s
             if (err) return err;
         }
         if (!done) continue;
+        if (st->preq && plan->red.settle_nans) /* MPI's NaNs may differ between the leaders (plan.h) */
+            plan->red.settle_nans(data(st->res, st, pc_dpml_sub_lo(st->count, st->l, st->k, st->lead, s)),
+                                  pc_dpml_sub_count(st->count, st->l, st->k, st->lead, s));
         st->finished[s] = st->seq;
         st->inflight--;
         pc_flag_post(res_flag(st, st->lead, s), st->seq);

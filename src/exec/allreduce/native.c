@@ -3,7 +3,10 @@
  * power of two (the fold), else 0:
  *   n <= 2 KiB or a non-commutative op: recursive doubling's cost (recursive_doubling.c) + native_rounds(lg + f)
  *   else: reduce-scatter + allgather's cost (rabenseifner.c) + native_rounds(2 lg + f)
- *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h), else 0. */
+ *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h), else 0.
+ * MPI reduces with its own op, so the candidate is not applicable where that op gives other results than
+ * plancoll's definition (reduce.c asks MPI once per (op, datatype)); floating SUM and PROD results get their NaNs
+ * settled (a read-only pass when there is none), since MPI may leave different NaNs on different ranks. */
 #include <stdlib.h>
 
 #include "common.h"
@@ -30,14 +33,26 @@ static void teardown(struct plancoll_plan_s *plan)
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     MPI_Request *req = plan->impl;
+    int err;
     if (plan->planned_buffers) {
         PC_MPI_CHECK(MPI_Start(req));
-        return pc_wait_all(plan, 1, req);
+        err = pc_wait_all(plan, 1, req);
+    } else {
+        MPI_Request once;
+        PC_MPI_CHECK(MPI_Iallreduce(plan->in_place ? MPI_IN_PLACE : sbuf, rbuf, plan->count, plan->rtype.type,
+                                    plan->red.op, plan->comm, &once));
+        err = pc_wait_all(plan, 1, &once);
     }
-    MPI_Request once;
-    PC_MPI_CHECK(MPI_Iallreduce(plan->in_place ? MPI_IN_PLACE : sbuf, rbuf, plan->count, plan->rtype.type,
-                                plan->red.op, plan->comm, &once));
-    return pc_wait_all(plan, 1, &once);
+    /* MPI's NaNs may differ between ranks: every rank settles them (plan.h) */
+    if (!err && plan->red.settle_nans) plan->red.settle_nans((char *)rbuf + plan->rtype.true_lb, plan->count);
+    return err;
+}
+
+/* MPI reduces with its own op: the answer is plancoll's only where that op agrees with plancoll's (reduce.c). */
+static const char *inapplicable(const struct pc_problem *p)
+{
+    return p->mpi_op_differs ? "MPI's own op gives other results than plancoll's definition for this (op, datatype)"
+                             : NULL;
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -50,6 +65,7 @@ const struct pc_algorithm pc_allreduce_native = {
     .name = "allreduce.native",
     .collective = PC_ALLREDUCE,
     .summary = "MPI's persistent MPI_Allreduce_init, yield-waited",
+    .inapplicable = inapplicable,
     .estimate = estimate,
     .setup = setup,
     .execute = execute,
