@@ -11,9 +11,28 @@
 int pc_check_comm(MPI_Comm comm)
 {
     if (comm == MPI_COMM_NULL) return pc_error(PLANCOLL_ERR_COMM, "the communicator is MPI_COMM_NULL");
+    /* A handle that names no communicator (a copy of one the caller freed) has no error handler of its own: MPICH
+     * raises the error on MPI_COMM_WORLD's handler, MPI-4 says MPI_COMM_SELF's, and either is MPI_ERRORS_ARE_FATAL
+     * by default. Both return codes for this one call, then get the caller's handlers back, so an invalid handle
+     * is PLANCOLL_ERR_COMM instead of an abort. (A handle MPI has already reused for a new communicator names
+     * that one: nothing can tell it from a valid argument.) */
+    MPI_Errhandler world_eh = MPI_ERRHANDLER_NULL, self_eh = MPI_ERRHANDLER_NULL;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_eh);
+    MPI_Comm_get_errhandler(MPI_COMM_SELF, &self_eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int inter = 0;
-    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return pc_error(PLANCOLL_ERR_COMM, "the communicator is not a valid communicator");
+    int rc = MPI_Comm_test_inter(comm, &inter);
+    if (world_eh != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_eh);
+        MPI_Errhandler_free(&world_eh);
+    }
+    if (self_eh != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, self_eh);
+        MPI_Errhandler_free(&self_eh);
+    }
+    if (rc != MPI_SUCCESS)
+        return pc_error(PLANCOLL_ERR_COMM, "the communicator handle is not a valid communicator (freed already?)");
     if (inter) return pc_error(PLANCOLL_ERR_INTERCOMM, "an intercommunicator was passed; plancoll needs an intracommunicator");
     return PLANCOLL_SUCCESS;
 }

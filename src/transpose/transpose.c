@@ -300,13 +300,14 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
     p->predicted_us = t->local_us;
     p->measured_us = -1;
     p->runner_up_us = -1;
-    if (t->inner) {
-        p->prob = t->inner->prob;
-        p->predicted_us += t->inner->predicted_us;
-        p->chosen_by = t->inner->chosen_by;
-        p->candidates = t->inner->candidates;
-        p->setup_seconds = t->inner->setup_seconds;
-        snprintf(t->name, sizeof t->name, "transpose(%s)", t->inner->alg->name);
+    const struct plancoll_plan_s *inner = pc_plan_lookup(t->inner);
+    if (inner) {
+        p->prob = inner->prob;
+        p->predicted_us += inner->predicted_us;
+        p->chosen_by = inner->chosen_by;
+        p->candidates = inner->candidates;
+        p->setup_seconds = inner->setup_seconds;
+        snprintf(t->name, sizeof t->name, "transpose(%s)", inner->alg->name);
     } else {
         p->chosen_by = "rule";
         p->candidates = 1;
@@ -316,7 +317,7 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
         pc_plan_free(p);
         return err;
     }
-    *plan = p;
+    *plan = pc_plan_handle(p);
     return PLANCOLL_SUCCESS;
 }
 
@@ -332,7 +333,7 @@ int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, 
 
 const char *pc_transpose_name(const struct plancoll_plan_s *p) { return p->transpose->name; }
 
-const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p) { return p->transpose->inner; }
+const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p) { return pc_plan_lookup(p->transpose->inner); }
 
 void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
 {
