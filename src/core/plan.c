@@ -347,10 +347,12 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     p->model_calibrated = model.calibrated;
     if (!err && !d.how) {
         struct pc_planner_hooks hooks;
-        pc_measure_hooks(p, &hooks);
+        struct pc_measure_ctx trial;
+        pc_measure_hooks(&trial, p, &hooks);
         const char *verbose = getenv("PLANCOLL_VERBOSE");
         FILE *vout = (verbose && strcmp(verbose, "0") != 0 && p->rank == 0) ? stderr : NULL;
         err = pc_choose(&p->prob, cands, ncands, nallowed > 0, &hooks, vout, &d);
+        pc_measure_release(&trial); /* before the chosen plan's set-up allocates its own memory */
     }
     if (err) {
         pc_plan_free(p);

@@ -17,7 +17,7 @@ struct pc_layout;
 struct pc_typeinfo {
     MPI_Datatype type;   /* the plan's own handle (a duplicate for derived types) */
     bool owned;          /* the plan frees type at destroy */
-    int size;            /* bytes of data per element */
+    int64_t size;        /* bytes of data per element (MPI_Type_size_c: may exceed INT_MAX) */
     MPI_Aint extent, true_lb, true_extent;
     bool contiguous;     /* elements are dense bytes: a block of n elements is n*size bytes at true_lb */
 };

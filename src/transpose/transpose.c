@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/sizes.h"
 #include "../core/validate.h"
 #include "../planner/planner.h"
 #include "../shm/layout.h"
@@ -146,9 +147,9 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     if ((err = pc_typeinfo_init(&ti, element, false))) return err;
     if (!ti.contiguous)
         return pc_error(PLANCOLL_ERR_DATATYPE,
-                        "the element type must be dense (size %d bytes, extent %ld, true extent %ld): a transpose "
+                        "the element type must be dense (size %lld bytes, extent %ld, true extent %ld): a transpose "
                         "moves whole elements as bytes",
-                        ti.size, (long)ti.extent, (long)ti.true_extent);
+                        (long long)ti.size, (long)ti.extent, (long)ti.true_extent);
     if (in == MPI_IN_PLACE || out == MPI_IN_PLACE)
         return pc_error(PLANCOLL_ERR_IN_PLACE, "MPI_IN_PLACE is not a transpose buffer: pass in == out to transpose in place");
     if ((err = pc_check_flags(p->flags))) return err;
@@ -166,8 +167,9 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     if (most > INT_MAX)
         return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share is %td elements; the exchange counts at most %d", most,
                         INT_MAX);
-    if ((uint64_t)most * (uint64_t)t->es >= (UINT64_C(1) << 60))
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share would exceed 2^60 bytes");
+    int64_t share_bytes;
+    if (!pc_bytes_mul(most, (int64_t)t->es, &share_bytes))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share (%td elements of %zu bytes) reaches 2^60 bytes", most, t->es);
     t->in_elems = (size_t)(t->ln0 * n1);
     t->out_elems = (size_t)(t->ln1 * n0);
     if (t->es > 0 && t->in_elems > 0 && !in)
@@ -232,7 +234,7 @@ static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
 static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags)
 {
     MPI_Datatype unit;
-    PC_MPI_CHECK(MPI_Type_contiguous((int)t->es, MPI_BYTE, &unit));
+    PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element may exceed 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&unit));
     int err;
     if (t->uniform) {

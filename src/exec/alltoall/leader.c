@@ -6,7 +6,8 @@
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0;
-    for (int t = 0; t < (p->shape.nnodes > 1 ? 2 : 1) && n < max; t++) out[n++] = (struct pc_params){.transport = t};
+    int transports = p->shape.nnodes > 1 && pc_na_put_fits(p) ? 2 : 1;
+    for (int t = 0; t < transports && n < max; t++) out[n++] = (struct pc_params){.transport = t};
     return n;
 }
 

@@ -7,7 +7,8 @@
 
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth)
 {
-    int n = 0, top = p->shape.nnodes > 1 ? p->shape.min_ppn : 1, transports = p->shape.nnodes > 1 ? 2 : 1;
+    int n = 0, top = p->shape.nnodes > 1 ? p->shape.min_ppn : 1;
+    int transports = p->shape.nnodes > 1 && pc_na_put_fits(p) ? 2 : 1;
     for (int l = 1; l <= top && n < max; l = l * 2 > top && l < top ? top : l * 2) {
         for (int placement = 0; placement < 2; placement++) {
             if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;
