@@ -33,6 +33,12 @@
  * them in the plan's first collective. Plan handles are never reused in a process: a destroyed plan's handle (any
  * copy of it) and a value that never was a plan are PLANCOLL_ERR_INVALID_PLAN in every function taking a plan.
  *
+ * Sizes.  Counts are MPI's ints, but nothing built on them is: block sizes, buffer spans and byte offsets (count x
+ * size, count x extent, displacement x extent) are computed in 64 bits with overflow checks, datatypes may hold more
+ * than 2 GiB per element, and messages of more than 2 GiB go through MPI's large-count calls. A size or byte offset
+ * of 2^60 bytes or more is PLANCOLL_ERR_OVERFLOW on every rank at plan time. An algorithm that cannot move a
+ * problem's sizes is not a candidate for it (forced, it is PLANCOLL_ERR_INAPPLICABLE).
+ *
  * Threads.  The library may be called from one thread at a time (MPI_THREAD_FUNNELED is enough).
  */
 #ifndef PLANCOLL_H
@@ -85,7 +91,7 @@ enum {
     PLANCOLL_ERR_NOMEM,              /* out of memory */
     PLANCOLL_ERR_MPI,                /* an MPI call failed (detail names it) */
     PLANCOLL_ERR_ENV,                /* an environment variable has an invalid value */
-    PLANCOLL_ERR_OVERFLOW,           /* a size in bytes does not fit the library's 64-bit or MPI's int arithmetic */
+    PLANCOLL_ERR_OVERFLOW,           /* a size or byte offset reaches 2^60 bytes (see Sizes), or another limit the detail names */
     PLANCOLL_ERR_NOT_INITIALIZED,    /* MPI is not initialised (or already finalised) */
     PLANCOLL_ERR_BUFFER,             /* execute_buffers: buffers inconsistent with the plan (e.g. in-place-ness) */
     PLANCOLL_ERR_ARGUMENT,           /* another invalid argument (detail says which) */

@@ -1,6 +1,7 @@
 /* Bad input: every invalid argument gives its documented code and a message on every rank, writes nothing into
  * the receive buffer, never hangs or crashes, and leaves the communicator usable. Errors that only some ranks
  * see (one rank's NULL buffer, counts that differ) must still fail on every rank. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,6 +245,60 @@ static void alltoallv_cases(void)
     free(rd);
 }
 
+static void keep_inout(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)in, (void)inout, (void)len, (void)type;
+}
+
+/* Byte sizes or offsets of 2^60 and more, chosen so that 64-bit products wrap to 0 (count 2^30 x extent or size
+ * 2^34 = 2^64): PLANCOLL_ERR_OVERFLOW on every rank before anything is touched, never a plan over a wrapped size.
+ * The types are address arithmetic only; no buffer of that size exists or is reached. */
+static void overflow_cases(void)
+{
+    const int P = tl_size;
+    MPI_Datatype sparse, fat, wide;
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 34, &sparse); /* 4 bytes every 16 GiB */
+    MPI_Type_contiguous_c((MPI_Count)1 << 34, MPI_BYTE, &fat);       /* 16 GiB of data per element */
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &wide);   /* 4 bytes every TiB */
+    MPI_Type_commit(&sparse);
+    MPI_Type_commit(&fat);
+    MPI_Type_commit(&wide);
+    plancoll_plan p = NULL;
+    int rc = plancoll_plan_alltoall(sendbuf, 1 << 30, sparse, recv_area, 1 << 30, sparse, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoall of P x 2^30 elements of extent 2^34 (2^64 bytes per block)");
+    p = NULL;
+    rc = plancoll_plan_alltoall(sendbuf, 1 << 30, fat, recv_area, 1 << 30, fat, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoall of 2^30 elements of 2^34 bytes");
+
+    int *counts = malloc(sizeof(int) * 2 * (size_t)P), *displs = counts + P;
+    for (int i = 0; i < P; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    displs[P - 1] = INT_MAX; /* block P-1 lies 2^71 bytes away */
+    p = NULL;
+    rc = plancoll_plan_alltoallv(sendbuf, counts, displs, wide, recv_area, counts, displs, wide, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoallv with a displacement of INT_MAX elements of extent 2^40");
+    p = NULL;
+    rc = plancoll_plan_alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv_area, counts, displs, wide,
+                                 MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoallv in place, a displacement 2^71 bytes away");
+    free(counts);
+
+    MPI_Op keep;
+    MPI_Op_create(keep_inout, 1, &keep);
+    p = NULL;
+    rc = plancoll_plan_allreduce(MPI_IN_PLACE, recv_area, 1 << 30, fat, keep, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "allreduce of 2^30 elements of 2^34 bytes");
+    p = NULL;
+    rc = plancoll_plan_allreduce(MPI_IN_PLACE, recv_area, 1 << 30, sparse, keep, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "allreduce of 2^30 elements of extent 2^34");
+    MPI_Op_free(&keep);
+    MPI_Type_free(&sparse);
+    MPI_Type_free(&fat);
+    MPI_Type_free(&wide);
+}
+
 static void allreduce_cases(void)
 {
     double *s = (double *)sendbuf;
@@ -447,6 +502,7 @@ int main(int argc, char **argv)
     freed_comm_case();
     alltoallv_cases();
     allreduce_cases();
+    overflow_cases();
     environment_cases();
     handle_cases();
     free(recv_area);
