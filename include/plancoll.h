@@ -23,6 +23,22 @@
  * across ranks, before any byte moves: a failed call writes nothing into the receive buffer and leaves the
  * communicator usable.  Plan creation fails on every rank when any rank's arguments are invalid.
  *
+ * Invalid handles.  MPI_COMM_NULL (what MPI_Comm_free leaves in the variable it frees) is PLANCOLL_ERR_COMM, and
+ * so is a copy of a communicator handle the caller has freed: plancoll checks the handle with MPI's error handlers
+ * returning codes for the length of the check (those of MPI_COMM_WORLD and MPI_COMM_SELF, where MPI raises errors
+ * of handles that name no communicator; the caller's handlers are put back and never called), so it is an error
+ * code rather than MPI's default abort. Once MPI has reused a freed handle for a new communicator (MPICH does at
+ * the next communicator creation) the handle names that communicator: using it is erroneous, as in MPI. A
+ * communicator must be the same on every rank: ranks whose handle is invalid fail alone, and the others wait for
+ * them in the plan's first collective. Plan handles are never reused in a process: a destroyed plan's handle (any
+ * copy of it) and a value that never was a plan are PLANCOLL_ERR_INVALID_PLAN in every function taking a plan.
+ *
+ * Sizes.  Counts are MPI's ints, but nothing built on them is: block sizes, buffer spans and byte offsets (count x
+ * size, count x extent, displacement x extent) are computed in 64 bits with overflow checks, datatypes may hold more
+ * than 2 GiB per element, and messages of more than 2 GiB go through MPI's large-count calls. A size or byte offset
+ * of 2^60 bytes or more is PLANCOLL_ERR_OVERFLOW on every rank at plan time. An algorithm that cannot move a
+ * problem's sizes is not a candidate for it (forced, it is PLANCOLL_ERR_INAPPLICABLE).
+ *
  * Threads.  The library may be called from one thread at a time (MPI_THREAD_FUNNELED is enough).
  */
 #ifndef PLANCOLL_H
@@ -60,7 +76,7 @@ enum {
     PLANCOLL_ERR_NULL_BUFFER,        /* a NULL buffer or count array where data is needed */
     PLANCOLL_ERR_COUNT,              /* a negative count */
     PLANCOLL_ERR_DISPL,              /* a negative displacement */
-    PLANCOLL_ERR_COMM,               /* MPI_COMM_NULL or an invalid communicator */
+    PLANCOLL_ERR_COMM,               /* MPI_COMM_NULL or an invalid communicator (a freed one: see Invalid handles) */
     PLANCOLL_ERR_INTERCOMM,          /* an intercommunicator (only intracommunicators are supported) */
     PLANCOLL_ERR_DATATYPE,           /* MPI_DATATYPE_NULL, an uncommitted type, or a type the operation does not allow */
     PLANCOLL_ERR_OP,                 /* MPI_OP_NULL, or an op that MPI does not allow on this datatype */
@@ -75,7 +91,7 @@ enum {
     PLANCOLL_ERR_NOMEM,              /* out of memory */
     PLANCOLL_ERR_MPI,                /* an MPI call failed (detail names it) */
     PLANCOLL_ERR_ENV,                /* an environment variable has an invalid value */
-    PLANCOLL_ERR_OVERFLOW,           /* a size in bytes does not fit the library's 64-bit or MPI's int arithmetic */
+    PLANCOLL_ERR_OVERFLOW,           /* a size or byte offset reaches 2^60 bytes (see Sizes), or another limit the detail names */
     PLANCOLL_ERR_NOT_INITIALIZED,    /* MPI is not initialised (or already finalised) */
     PLANCOLL_ERR_BUFFER,             /* execute_buffers: buffers inconsistent with the plan (e.g. in-place-ness) */
     PLANCOLL_ERR_ARGUMENT,           /* another invalid argument (detail says which) */

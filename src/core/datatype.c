@@ -2,18 +2,24 @@
 #include <string.h>
 
 #include "plan.h"
+#include "sizes.h"
 
 int pc_typeinfo_init(struct pc_typeinfo *t, MPI_Datatype type, bool duplicate)
 {
     memset(t, 0, sizeof *t);
     t->type = type;
     MPI_Aint lb;
-    PC_MPI_CHECK(MPI_Type_size(type, &t->size));
+    MPI_Count size = 0;
+    PC_MPI_CHECK(MPI_Type_size_c(type, &size)); /* MPI_Type_size gives MPI_UNDEFINED past INT_MAX bytes */
+    t->size = (int64_t)size;
     PC_MPI_CHECK(MPI_Type_get_extent(type, &lb, &t->extent));
     PC_MPI_CHECK(MPI_Type_get_true_extent(type, &t->true_lb, &t->true_extent));
     t->contiguous = t->size == t->true_extent && t->extent == t->true_extent && lb == t->true_lb;
-    int nints, naddrs, ntypes, combiner;
-    PC_MPI_CHECK(MPI_Type_get_envelope(type, &nints, &naddrs, &ntypes, &combiner));
+    /* The large-count envelope: MPI_Type_get_envelope fails on types made by large-count constructors
+     * (MPI_Type_contiguous_c and friends) in MPICH 4.0.2. */
+    MPI_Count nints, naddrs, nlarge, ntypes;
+    int combiner;
+    PC_MPI_CHECK(MPI_Type_get_envelope_c(type, &nints, &naddrs, &nlarge, &ntypes, &combiner));
     if (duplicate && combiner != MPI_COMBINER_NAMED) {
         /* The caller may free its type after planning; the plan keeps its own. */
         PC_MPI_CHECK(MPI_Type_dup(type, &t->type));
@@ -43,10 +49,12 @@ int pc_copy_typed(const struct plancoll_plan_s *plan, const void *src, int scoun
 
 int pc_alloc_typed(int count, const struct pc_typeinfo *t, void **raw, void **buf)
 {
-    size_t bytes = 1;
-    if (count > 0) bytes = (size_t)t->true_extent + (size_t)(count - 1) * (size_t)t->extent;
-    *raw = malloc(bytes);
-    if (!*raw) return pc_error(PLANCOLL_ERR_NOMEM, "scratch of %zu bytes", bytes);
-    *buf = (char *)*raw - t->true_lb;
+    int64_t lo, hi;
+    if (!pc_type_span(t, 0, count, &lo, &hi))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "scratch of %d elements of extent %lld exceeds 2^60 bytes", count,
+                        (long long)t->extent);
+    *raw = malloc(hi > lo ? (size_t)(hi - lo) : 1);
+    if (!*raw) return pc_error(PLANCOLL_ERR_NOMEM, "scratch of %lld bytes", (long long)(hi - lo));
+    *buf = (char *)*raw - lo; /* element 0's address: its lowest byte (lo, true_lb for extent >= 0) is raw */
     return PLANCOLL_SUCCESS;
 }

@@ -23,49 +23,93 @@ const char *plancoll_version(int *major, int *minor, int *patch)
     return PLANCOLL_VERSION_STRING;
 }
 
-/* ---- live plans: a destroyed or forged handle is recognised without dereferencing it ---- */
-static struct plancoll_plan_s **live;
-static int nlive, live_cap;
+/* ---- live plans ----------------------------------------------------------------------------------
+ * A handle is not the plan's address but a number never given out twice in the process (cast to the handle
+ * type): a destroyed plan's handle, or a copy of it, stays invalid even when a new plan is allocated at the same
+ * address (glibc with its thread cache off does that at once), and a handle that was never a plan is refused
+ * without being dereferenced. Lookup is an open-addressing hash table (linear probing, at most half full): one
+ * multiplication and nearly always one probe on the execute path. */
+struct live_slot {
+    uint64_t id; /* 0: empty */
+    struct plancoll_plan_s *plan;
+};
+static struct live_slot *live;
+static size_t live_cap, nlive; /* live_cap is 0 or a power of two */
+static uint64_t last_id;
+
+static size_t live_home(uint64_t id) { return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (live_cap - 1); }
+
+static void live_put(struct live_slot *slots, size_t cap, uint64_t id, struct plancoll_plan_s *p)
+{
+    size_t at = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+    while (slots[at].id) at = (at + 1) & (cap - 1);
+    slots[at] = (struct live_slot){id, p};
+}
+
+static struct plancoll_plan_s *live_find(plancoll_plan handle, size_t *slot)
+{
+    uint64_t id = (uint64_t)(uintptr_t)handle;
+    if (!id || !live_cap) return NULL;
+    for (size_t at = live_home(id);; at = (at + 1) & (live_cap - 1)) {
+        if (!live[at].id) return NULL;
+        if (live[at].id == id) {
+            if (slot) *slot = at;
+            return live[at].plan;
+        }
+    }
+}
 
 int pc_plan_register(struct plancoll_plan_s *p)
 {
-    if (nlive == live_cap) {
-        int cap = live_cap ? 2 * live_cap : 16;
-        struct plancoll_plan_s **grown = realloc(live, sizeof *grown * (size_t)cap);
+    if (2 * (nlive + 1) > live_cap) {
+        size_t cap = live_cap ? 2 * live_cap : 64;
+        struct live_slot *grown = calloc(cap, sizeof *grown);
         if (!grown) return pc_error(PLANCOLL_ERR_NOMEM, "plan registry");
+        for (size_t i = 0; i < live_cap; i++)
+            if (live[i].id) live_put(grown, cap, live[i].id, live[i].plan);
+        free(live);
         live = grown;
         live_cap = cap;
     }
-    live[nlive++] = p;
+    p->id = ++last_id;
+    if ((uint64_t)(uintptr_t)p->id != p->id) return pc_error(PLANCOLL_ERR_OVERFLOW, "plan handles exhausted");
+    live_put(live, live_cap, p->id, p);
+    nlive++;
     return PLANCOLL_SUCCESS;
 }
 
-static bool live_has(const struct plancoll_plan_s *p)
+/* Backward-shift deletion: the entries after the hole that would not be found past it move into it. */
+static void live_remove(size_t hole)
 {
-    for (int i = nlive - 1; i >= 0; i--)
-        if (live[i] == p) return true;
-    return false;
-}
-
-static void live_remove(const struct plancoll_plan_s *p)
-{
-    for (int i = 0; i < nlive; i++)
-        if (live[i] == p) {
-            live[i] = live[--nlive];
-            break;
-        }
-    if (nlive == 0) {
+    for (size_t j = (hole + 1) & (live_cap - 1); live[j].id; j = (j + 1) & (live_cap - 1)) {
+        size_t home = live_home(live[j].id);
+        bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (stays) continue;
+        live[hole] = live[j];
+        hole = j;
+    }
+    live[hole] = (struct live_slot){0, NULL};
+    if (--nlive == 0) {
         free(live);
         live = NULL;
         live_cap = 0;
     }
 }
 
-static int check_plan(plancoll_plan p)
+plancoll_plan pc_plan_handle(const struct plancoll_plan_s *p) { return (plancoll_plan)(uintptr_t)p->id; }
+
+struct plancoll_plan_s *pc_plan_lookup(plancoll_plan handle) { return live_find(handle, NULL); }
+
+/* The live plan behind a handle, or NULL with the error set in *err. */
+static struct plancoll_plan_s *check_plan(plancoll_plan handle, int *err)
 {
-    if (!p) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the plan is NULL");
-    if (!live_has(p)) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "the handle is not a live plan");
-    return PLANCOLL_SUCCESS;
+    struct plancoll_plan_s *p = NULL;
+    if (!handle) *err = pc_error(PLANCOLL_ERR_NULL_PLAN, "the plan is NULL");
+    else if (!(p = live_find(handle, NULL)))
+        *err = pc_error(PLANCOLL_ERR_INVALID_PLAN, "the handle is not a live plan (destroyed already, or never a plan)");
+    else
+        *err = PLANCOLL_SUCCESS;
+    return p;
 }
 
 static int check_mpi(void)
@@ -306,10 +350,12 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     p->model_calibrated = model.calibrated;
     if (!err && !d.how) {
         struct pc_planner_hooks hooks;
-        pc_measure_hooks(p, &hooks);
+        struct pc_measure_ctx trial;
+        pc_measure_hooks(&trial, p, &hooks);
         const char *verbose = getenv("PLANCOLL_VERBOSE");
         FILE *vout = (verbose && strcmp(verbose, "0") != 0 && p->rank == 0) ? stderr : NULL;
         err = pc_choose(&p->prob, cands, ncands, nallowed > 0, &hooks, vout, &d);
+        pc_measure_release(&trial); /* before the chosen plan's set-up allocates its own memory */
     }
     if (err) {
         pc_plan_free(p);
@@ -351,7 +397,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         }
         pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
     }
-    *out = p;
+    *out = pc_plan_handle(p);
     return PLANCOLL_SUCCESS;
 }
 
@@ -394,17 +440,19 @@ static int run(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
     return err;
 }
 
-int plancoll_execute(plancoll_plan plan)
+int plancoll_execute(plancoll_plan handle)
 {
-    int err = check_plan(plan);
+    int err;
+    struct plancoll_plan_s *plan = check_plan(handle, &err);
     if (err) return err;
     plan->planned_buffers = true;
     return run(plan, plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf);
 }
 
-int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf)
+int plancoll_execute_buffers(plancoll_plan handle, const void *sendbuf, void *recvbuf)
 {
-    int err = check_plan(plan);
+    int err;
+    struct plancoll_plan_s *plan = check_plan(handle, &err);
     if (!err)
         err = plan->transpose ? pc_transpose_check_buffers(plan, sendbuf, recvbuf)
                               : pc_check_exec_buffers(plan, sendbuf, recvbuf);
@@ -416,27 +464,32 @@ int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recv
 int plancoll_destroy_plan(plancoll_plan *plan)
 {
     if (!plan) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the pointer to the plan is NULL");
-    int err = check_plan(*plan);
+    int err;
+    size_t slot = 0;
+    struct plancoll_plan_s *p = check_plan(*plan, &err);
     if (err) return err;
-    live_remove(*plan);
-    pc_plan_free(*plan);
+    live_find(*plan, &slot);
+    live_remove(slot);
+    pc_plan_free(p);
     *plan = NULL;
     return PLANCOLL_SUCCESS;
 }
 
-const char *plancoll_plan_algorithm(plancoll_plan plan)
+const char *plancoll_plan_algorithm(plancoll_plan handle)
 {
-    if (!plan || !live_has(plan)) return NULL;
+    const struct plancoll_plan_s *plan = live_find(handle, NULL);
+    if (!plan) return NULL;
     if (plan->transpose) return pc_transpose_name(plan);
     return plan->alg->name;
 }
 
-int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len)
+int plancoll_plan_spec(plancoll_plan handle, char *buf, size_t len)
 {
     pc_clear_error();
     if (!buf || len == 0) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "plancoll_plan_spec: no buffer");
-    if (!plan) return pc_error(PLANCOLL_ERR_NULL_PLAN, "plancoll_plan_spec: NULL plan");
-    if (!live_has(plan)) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: not a live plan");
+    if (!handle) return pc_error(PLANCOLL_ERR_NULL_PLAN, "plancoll_plan_spec: NULL plan");
+    const struct plancoll_plan_s *plan = live_find(handle, NULL);
+    if (!plan) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: not a live plan");
     const struct plancoll_plan_s *inner = plan->transpose ? pc_transpose_inner(plan) : plan;
     if (!inner || !inner->alg) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: transpose without an exchange");
     int n = pc_spec_format(pc_registry_find(inner->alg->name), &inner->params, buf, len);
@@ -455,9 +508,10 @@ const char *plancoll_algorithm_name(int index, const char **collective)
     return a->name;
 }
 
-int plancoll_fprint_plan(plancoll_plan plan, FILE *out)
+int plancoll_fprint_plan(plancoll_plan handle, FILE *out)
 {
-    int err = check_plan(plan);
+    int err;
+    const struct plancoll_plan_s *plan = check_plan(handle, &err);
     if (err) return err;
     if (!out) return pc_error(PLANCOLL_ERR_ARGUMENT, "the output stream is NULL");
     if (plan->transpose) {

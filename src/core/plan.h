@@ -17,7 +17,7 @@ struct pc_layout;
 struct pc_typeinfo {
     MPI_Datatype type;   /* the plan's own handle (a duplicate for derived types) */
     bool owned;          /* the plan frees type at destroy */
-    int size;            /* bytes of data per element */
+    int64_t size;        /* bytes of data per element (MPI_Type_size_c: may exceed INT_MAX) */
     MPI_Aint extent, true_lb, true_extent;
     bool contiguous;     /* elements are dense bytes: a block of n elements is n*size bytes at true_lb */
 };
@@ -54,6 +54,7 @@ int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void 
 int pc_reduce3_dup(const struct pc_reduction *r, const void *a, const void *b, void *out, void *dup, int count);
 
 struct plancoll_plan_s {
+    uint64_t id; /* the handle's value once live (pc_plan_register); 0 before */
     const struct pc_algorithm *alg;
     struct pc_params params;
     struct pc_problem prob;
@@ -118,8 +119,11 @@ int pc_barrier_wait(const struct pc_layout *layout);
 /* Checks MPI, out and comm, allocates the plan and attaches comm's layout (collective at first use). */
 int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
                   struct plancoll_plan_s **pp);
-/* Makes p a live handle (plancoll_execute and friends accept it). */
+/* Makes p live: gives it a handle never used before in the process (plancoll_execute and friends accept it). */
 int pc_plan_register(struct plancoll_plan_s *p);
+/* A live plan's handle, and the live plan behind a handle (NULL when the handle is not a live plan). */
+plancoll_plan pc_plan_handle(const struct plancoll_plan_s *p);
+struct plancoll_plan_s *pc_plan_lookup(plancoll_plan handle);
 /* Tears down and frees a plan that is not (or no longer) live. */
 void pc_plan_free(struct plancoll_plan_s *p);
 

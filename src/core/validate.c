@@ -4,16 +4,47 @@
 #include <string.h>
 
 #include "reduce.h"
+#include "sizes.h"
 
-/* Sizes past this are refused: offsets are computed in MPI_Aint and sums in 64-bit. */
-#define PC_MAX_BYTES (UINT64_C(1) << 60)
+/* Bytes of count elements of t, or -1 when they reach 2^60 (sizes.h). */
+static int64_t data_bytes(const struct pc_typeinfo *t, int count)
+{
+    int64_t bytes;
+    return pc_bytes_mul(count, t->size, &bytes) ? bytes : -1;
+}
+
+/* Whether elements [first, first + count) of t lie within 2^60 bytes of the buffer's address. */
+static bool span_fits(const struct pc_typeinfo *t, int64_t first, int64_t count)
+{
+    int64_t lo, hi;
+    return pc_type_span(t, first, count, &lo, &hi);
+}
 
 int pc_check_comm(MPI_Comm comm)
 {
     if (comm == MPI_COMM_NULL) return pc_error(PLANCOLL_ERR_COMM, "the communicator is MPI_COMM_NULL");
+    /* A handle that names no communicator (a copy of one the caller freed) has no error handler of its own: MPICH
+     * raises the error on MPI_COMM_WORLD's handler, MPI-4 says MPI_COMM_SELF's, and either is MPI_ERRORS_ARE_FATAL
+     * by default. Both return codes for this one call, then get the caller's handlers back, so an invalid handle
+     * is PLANCOLL_ERR_COMM instead of an abort. (A handle MPI has already reused for a new communicator names
+     * that one: nothing can tell it from a valid argument.) */
+    MPI_Errhandler world_eh = MPI_ERRHANDLER_NULL, self_eh = MPI_ERRHANDLER_NULL;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_eh);
+    MPI_Comm_get_errhandler(MPI_COMM_SELF, &self_eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int inter = 0;
-    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return pc_error(PLANCOLL_ERR_COMM, "the communicator is not a valid communicator");
+    int rc = MPI_Comm_test_inter(comm, &inter);
+    if (world_eh != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_eh);
+        MPI_Errhandler_free(&world_eh);
+    }
+    if (self_eh != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, self_eh);
+        MPI_Errhandler_free(&self_eh);
+    }
+    if (rc != MPI_SUCCESS)
+        return pc_error(PLANCOLL_ERR_COMM, "the communicator handle is not a valid communicator (freed already?)");
     if (inter) return pc_error(PLANCOLL_ERR_INTERCOMM, "an intercommunicator was passed; plancoll needs an intracommunicator");
     return PLANCOLL_SUCCESS;
 }
@@ -61,20 +92,28 @@ int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcou
     }
     if ((err = pc_typeinfo_init(&p->rtype, recvtype, true))) return err;
     if ((err = init_send_type(p, sendtype))) return err;
-    uint64_t sbytes = (uint64_t)sendcount * (uint64_t)p->stype.size;
-    uint64_t rbytes = (uint64_t)recvcount * (uint64_t)p->rtype.size;
+    int64_t sbytes = data_bytes(&p->stype, sendcount), rbytes = data_bytes(&p->rtype, recvcount);
+    if (sbytes < 0 || rbytes < 0)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "a %s block of %d elements of %lld bytes reaches 2^60 bytes",
+                        sbytes < 0 ? "send" : "receive", sbytes < 0 ? sendcount : recvcount,
+                        (long long)(sbytes < 0 ? p->stype.size : p->rtype.size));
     if (sbytes != rbytes)
-        return pc_error(PLANCOLL_ERR_TYPE_MISMATCH, "a send block is %llu bytes but a receive block is %llu bytes",
-                        (unsigned long long)sbytes, (unsigned long long)rbytes);
-    if ((uint64_t)p->size * (uint64_t)recvcount * (uint64_t)(p->rtype.extent > 0 ? p->rtype.extent : 1) >= PC_MAX_BYTES)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "the receive buffer would exceed 2^60 bytes");
+        return pc_error(PLANCOLL_ERR_TYPE_MISMATCH, "a send block is %lld bytes but a receive block is %lld bytes",
+                        (long long)sbytes, (long long)rbytes);
+    /* P blocks side by side: element P count - 1 is the farthest from the buffer's address */
+    if (!span_fits(&p->rtype, 0, (int64_t)p->size * recvcount))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "the receive buffer (%d blocks of %d elements of extent %lld) reaches 2^60 bytes",
+                        p->size, recvcount, (long long)p->rtype.extent);
+    if (!p->in_place && !span_fits(&p->stype, 0, (int64_t)p->size * sendcount))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "the send buffer (%d blocks of %d elements of extent %lld) reaches 2^60 bytes",
+                        p->size, sendcount, (long long)p->stype.extent);
     if (rbytes > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL with recvcount %d", recvcount);
     if (sbytes > 0 && !sendbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL with sendcount %d", sendcount);
     p->sendbuf = sendbuf;
     p->recvbuf = recvbuf;
     p->sendcount = sendcount;
     p->recvcount = recvcount;
-    p->prob.block_bytes = rbytes;
+    p->prob.block_bytes = (uint64_t)rbytes;
     p->prob.in_place = p->in_place;
     p->prob.contiguous = p->stype.contiguous && p->rtype.contiguous;
     return PLANCOLL_SUCCESS;
@@ -118,19 +157,23 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
     }
     if ((err = pc_typeinfo_init(&p->rtype, recvtype, true))) return err;
     if ((err = init_send_type(p, sendtype))) return err;
-    uint64_t stotal = 0, rtotal = 0, maxblock = 0;
+    int64_t stotal = 0, rtotal = 0, maxblock = 0;
     int nonzero = 0;
     for (int i = 0; i < P; i++) {
-        uint64_t sb = (uint64_t)sendcounts[i] * (uint64_t)p->stype.size;
-        uint64_t rb = (uint64_t)recvcounts[i] * (uint64_t)p->rtype.size;
-        stotal += sb;
-        rtotal += rb;
+        int64_t sb = data_bytes(&p->stype, sendcounts[i]), rb = data_bytes(&p->rtype, recvcounts[i]);
+        if (sb < 0 || rb < 0 || !pc_bytes_add(&stotal, sb) || !pc_bytes_add(&rtotal, rb))
+            return pc_error(PLANCOLL_ERR_OVERFLOW, "the exchange would move 2^60 bytes or more (block %d)", i);
+        /* displacement x extent: where each block lies, checked before any algorithm computes it */
+        if (!span_fits(&p->rtype, rdispls[i], recvcounts[i]))
+            return pc_error(PLANCOLL_ERR_OVERFLOW, "receive block %d (displacement %d, %d elements of extent %lld) reaches 2^60 bytes",
+                            i, rdispls[i], recvcounts[i], (long long)p->rtype.extent);
+        if (!p->in_place && !span_fits(&p->stype, sdispls[i], sendcounts[i]))
+            return pc_error(PLANCOLL_ERR_OVERFLOW, "send block %d (displacement %d, %d elements of extent %lld) reaches 2^60 bytes",
+                            i, sdispls[i], sendcounts[i], (long long)p->stype.extent);
         if (sb > maxblock) maxblock = sb;
         if (rb > maxblock) maxblock = rb;
         if (sb > 0 && i != p->rank) nonzero++;
     }
-    if (stotal >= PC_MAX_BYTES || rtotal >= PC_MAX_BYTES)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "the exchange would move more than 2^60 bytes");
     if (rtotal > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL but recvcounts are not all 0");
     if (!p->in_place && stotal > 0 && !sendbuf)
         return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL but sendcounts are not all 0");
@@ -142,9 +185,9 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
         return pc_error(PLANCOLL_ERR_NOMEM, "copies of the count arrays");
     p->sendbuf = sendbuf;
     p->recvbuf = recvbuf;
-    p->prob.send_total_bytes = stotal;
-    p->prob.recv_total_bytes = rtotal;
-    p->prob.max_block_bytes = maxblock;
+    p->prob.send_total_bytes = (uint64_t)stotal;
+    p->prob.recv_total_bytes = (uint64_t)rtotal;
+    p->prob.max_block_bytes = (uint64_t)maxblock;
     p->prob.nonzero_sends = nonzero;
     p->prob.in_place = p->in_place;
     p->prob.contiguous = p->stype.contiguous && p->rtype.contiguous;
@@ -163,9 +206,10 @@ int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recv
     if ((err = pc_reduction_init(&p->red, op, datatype, &commutative))) return err;
     if ((err = pc_typeinfo_init(&p->rtype, datatype, true))) return err;
     p->red.type = p->rtype.type;
-    if ((uint64_t)count * (uint64_t)(p->rtype.extent > 0 ? p->rtype.extent : 1) >= PC_MAX_BYTES)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "the vector would exceed 2^60 bytes");
-    uint64_t bytes = (uint64_t)count * (uint64_t)p->rtype.size;
+    int64_t bytes = data_bytes(&p->rtype, count);
+    if (bytes < 0 || !span_fits(&p->rtype, 0, count))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "the vector (%d elements of size %lld, extent %lld) reaches 2^60 bytes",
+                        count, (long long)p->rtype.size, (long long)p->rtype.extent);
     if (bytes > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL with count %d", count);
     if (bytes > 0 && !sendbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL with count %d", count);
     if (bytes > 0 && sendbuf == recvbuf)

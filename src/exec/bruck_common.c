@@ -1,5 +1,4 @@
 /* The Bruck family's shared pieces (bruck_common.h). */
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +52,9 @@ int pc_bruck_uniform_init(struct pc_bruck_uniform *u, int P, int radix, size_t m
     int err = pc_bruck_sched_init(&u->sched, P, radix);
     if (err) return err;
     size_t most = (size_t)u->sched.most;
-    if (m > SIZE_MAX / 4 / (size_t)P || m * most > INT_MAX)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "bruck: steps of %zu slots of %zu bytes exceed MPI's int count", most, m);
+    /* the slots, the pack and the unpack area: (P + 2 most) m bytes, most <= P (messages go with large counts) */
+    if (m > SIZE_MAX / 4 / (size_t)P)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "bruck: %d slots of %zu bytes overflow the address space", P, m);
     u->m = m;
     u->slots = calloc(m * (size_t)P + 1, 1);
     u->pack = malloc(m * most + 1);
@@ -100,11 +100,11 @@ int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uni
         const int *slots = b->slots + b->slot_start[s];
         int k = b->slot_start[s + 1] - b->slot_start[s];
         MPI_Request reqs[2];
-        int bytes = (int)(m * (size_t)k);
+        MPI_Count bytes = (MPI_Count)(m * (size_t)k); /* a step's message may exceed 2 GiB: large-count calls */
         /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
-        PC_MPI_CHECK(MPI_Irecv(u->unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
+        PC_MPI_CHECK(MPI_Irecv_c(u->unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
         for (int i = 0; i < k; i++) memcpy(u->pack + (size_t)i * m, u->slots + (size_t)slots[i] * m, m);
-        PC_MPI_CHECK(MPI_Isend(u->pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
+        PC_MPI_CHECK(MPI_Isend_c(u->pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
         int err = pc_wait_all(plan, 2, reqs);
         if (err) return err;
         for (int i = 0; i < k; i++) memcpy(u->slots + (size_t)slots[i] * m, u->unpack + (size_t)i * m, m);

@@ -5,48 +5,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/sizes.h"
 #include "../shm/layout.h"
 
-/* Bytes a buffer must span for count elements at displacement displ (in elements) of type t. */
-static uint64_t span_end(const struct pc_typeinfo *t, int64_t displ, int count)
+/* The bytes [*lo, *hi) that the plan's buffer on one side touches, relative to its address (sizes.h): the union of
+ * every block's span. The plan's validation checked that every offset stays within 2^60 bytes. */
+static void side_span(const struct plancoll_plan_s *p, bool send, int64_t *lo, int64_t *hi)
 {
-    if (count <= 0) return 0;
-    return (uint64_t)((displ + count - 1) * t->extent + t->true_lb + t->true_extent);
-}
-
-/* Allocates a zeroed buffer covering [0, bytes) relative to the user's base address convention. */
-static void *alloc_span(uint64_t bytes)
-{
-    return calloc(bytes ? (size_t)bytes : 1, 1);
-}
-
-static int buffer_spans(const struct plancoll_plan_s *p, uint64_t *sbytes, uint64_t *rbytes)
-{
-    *sbytes = *rbytes = 0;
+    const struct pc_typeinfo *t = send ? &p->stype : &p->rtype;
+    *lo = *hi = 0;
+    bool any = false;
+    int64_t a, b;
     switch (p->prob.coll) {
     case PC_ALLTOALL:
-        *rbytes = span_end(&p->rtype, 0, p->recvcount * p->size);
-        if (!p->in_place) *sbytes = span_end(&p->stype, 0, p->sendcount * p->size);
+        /* P blocks of count elements side by side, in 64 bits: count P exceeds INT_MAX when blocks pass 1 GiB */
+        any = pc_type_span(t, 0, (int64_t)p->size * (send ? p->sendcount : p->recvcount), lo, hi) && *hi > *lo;
         break;
     case PC_ALLTOALLV:
         for (int i = 0; i < p->size; i++) {
-            uint64_t r = span_end(&p->rtype, p->rdispls[i], p->recvcounts[i]);
-            if (r > *rbytes) *rbytes = r;
-            if (!p->in_place) {
-                uint64_t s = span_end(&p->stype, p->sdispls[i], p->sendcounts[i]);
-                if (s > *sbytes) *sbytes = s;
-            }
+            int count = send ? p->sendcounts[i] : p->recvcounts[i], displ = send ? p->sdispls[i] : p->rdispls[i];
+            if (count == 0 || !pc_type_span(t, displ, count, &a, &b)) continue;
+            if (!any || a < *lo) *lo = a;
+            if (!any || b > *hi) *hi = b;
+            any = true;
         }
         break;
-    case PC_ALLREDUCE:
-        *rbytes = span_end(&p->rtype, 0, p->count);
-        if (!p->in_place) *sbytes = *rbytes;
-        break;
+    case PC_ALLREDUCE: any = pc_type_span(&p->rtype, 0, p->count, lo, hi) && *hi > *lo; break;
     default: break;
     }
-    return PLANCOLL_SUCCESS;
+    if (!any) *lo = *hi = 0;
 }
 
+/* A zeroed buffer covering the side's span; *buf is its address as the plan's buffer (element 0). calloc of a
+ * large span maps fresh zero pages: bytes the algorithms never touch (holes of sparse displacements) cost no
+ * memory. */
+static void *alloc_side(const struct plancoll_plan_s *p, bool send, char **buf)
+{
+    int64_t lo, hi;
+    side_span(p, send, &lo, &hi);
+    if ((uint64_t)(hi - lo) >= SIZE_MAX) return NULL;
+    void *raw = calloc(hi > lo ? (size_t)(hi - lo) : 1, 1);
+    *buf = raw ? (char *)raw - lo : NULL;
+    return raw;
+}
+
+static void allocate_trial_buffers(struct pc_measure_ctx *ctx)
+{
+    struct plancoll_plan_s *p = ctx->plan;
+    ctx->allocated = true;
+    ctx->rraw = alloc_side(p, false, &ctx->rbuf);
+    if (!p->in_place) ctx->sraw = alloc_side(p, true, &ctx->sbuf);
+    if (!ctx->rraw || (!p->in_place && !ctx->sraw))
+        ctx->alloc_err = pc_error(PLANCOLL_ERR_NOMEM, "measurement buffers shaped like the plan's");
+}
+
+void pc_measure_release(struct pc_measure_ctx *ctx)
+{
+    free(ctx->sraw);
+    free(ctx->rraw);
+    ctx->sraw = ctx->rraw = NULL;
+    ctx->sbuf = ctx->rbuf = NULL;
+    ctx->allocated = false;
+    ctx->alloc_err = PLANCOLL_SUCCESS;
+}
 
 /* Every rank learns whether any rank failed; returns the local error, or PLANCOLL_ERR_REMOTE. */
 int pc_agree_error(struct plancoll_plan_s *p, int err)
@@ -65,21 +86,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int measure(void *ctx, const struct pc_candidate *c, int reps, double *us)
+static int measure(void *hook_ctx, const struct pc_candidate *c, int reps, double *us)
 {
-    struct plancoll_plan_s *p = ctx;
-    uint64_t sbytes, rbytes;
-    buffer_spans(p, &sbytes, &rbytes);
+    struct pc_measure_ctx *ctx = hook_ctx;
+    struct plancoll_plan_s *p = ctx->plan;
+    if (!ctx->allocated) allocate_trial_buffers(ctx);
     struct plancoll_plan_s trial = *p;
     trial.alg = pc_registry_get(c->alg);
     trial.params = c->params;
     trial.impl = NULL;
     trial.planned_buffers = true;
-    void *sraw = p->in_place ? NULL : alloc_span(sbytes);
-    void *rraw = alloc_span(rbytes);
-    int err = (!rraw || (!p->in_place && !sraw)) ? pc_error(PLANCOLL_ERR_NOMEM, "measurement buffers") : 0;
-    trial.sendbuf = p->in_place ? MPI_IN_PLACE : sraw;
-    trial.recvbuf = rraw;
+    int err = ctx->alloc_err;
+    trial.sendbuf = p->in_place ? MPI_IN_PLACE : ctx->sbuf;
+    trial.recvbuf = ctx->rbuf;
     if (!err) err = trial.alg->setup(&trial);
     err = pc_agree_error(p, err);
     /* reps batches of back-to-back executions, as an application runs them (a plan may overlap the end of one
@@ -108,8 +127,6 @@ static int measure(void *ctx, const struct pc_candidate *c, int reps, double *us
         }
     }
     if (trial.impl || trial.alg->teardown) trial.alg->teardown(&trial);
-    free(sraw);
-    free(rraw);
     if (err) return err;
     int rc = pc_allreduce_wait(p->layout, times, maxima, reps * per, MPI_DOUBLE, MPI_MAX);
     if (rc) return rc;
@@ -125,15 +142,17 @@ static int measure(void *ctx, const struct pc_candidate *c, int reps, double *us
     return PLANCOLL_SUCCESS;
 }
 
-static int bcast_int(void *ctx, int *value)
+static int bcast_int(void *hook_ctx, int *value)
 {
-    struct plancoll_plan_s *p = ctx;
-    return pc_bcast_wait(p->layout, value, 1, MPI_INT, 0);
+    struct pc_measure_ctx *ctx = hook_ctx;
+    return pc_bcast_wait(ctx->plan->layout, value, 1, MPI_INT, 0);
 }
 
-void pc_measure_hooks(struct plancoll_plan_s *p, struct pc_planner_hooks *hooks)
+void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, struct pc_planner_hooks *hooks)
 {
-    hooks->ctx = p;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->plan = p;
+    hooks->ctx = ctx;
     hooks->measure = measure;
     hooks->bcast_int = bcast_int;
 }

@@ -4,7 +4,18 @@
 #include "../core/plan.h"
 #include "../planner/planner.h"
 
-void pc_measure_hooks(struct plancoll_plan_s *p, struct pc_planner_hooks *hooks);
+/* The planner's timing of candidates on temporary buffers shaped like the plan's (the caller's are never
+ * touched). The buffers are allocated at the first candidate timed and reused by the others, so a large problem
+ * pays their page faults once; pc_measure_release frees them. */
+struct pc_measure_ctx {
+    struct plancoll_plan_s *plan;
+    bool allocated;
+    int alloc_err;         /* the local outcome of the allocation */
+    void *sraw, *rraw;     /* what to free */
+    char *sbuf, *rbuf;     /* the buffers' addresses (element 0), sraw/rraw minus their lowest offset */
+};
+void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, struct pc_planner_hooks *hooks);
+void pc_measure_release(struct pc_measure_ctx *ctx);
 /* Collective: every rank learns whether any failed. Returns the local error, PLANCOLL_ERR_REMOTE, or success. */
 int pc_agree_error(struct plancoll_plan_s *p, int err);
 

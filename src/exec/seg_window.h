@@ -16,6 +16,11 @@
 #include "../core/plan.h"
 #include "../shm/layout.h"
 
+/* The most bytes one MPI_Put of plancoll carries. MPICH 4.0.2 over UCX 1.13 crashes in uct_sm_ep_put_short (shared
+ * memory and TCP alike) on a single contiguous put of more than 2^31 - 1 bytes, even through MPI_Put_c: larger
+ * transfers go in pieces of this size, or (a node-aware message, one derived-datatype put) not by put at all. */
+#define PC_RMA_MAX_BYTES ((uint64_t)1 << 30)
+
 struct pc_seg_window {
     MPI_Win win;         /* MPI_WIN_NULL when not open */
     MPI_Comm comm;       /* the window's communicator (plancoll's duplicate) */

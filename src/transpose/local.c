@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-ptrdiff_t pc_block_size(ptrdiff_t n, int P) { return n <= 0 || P <= 0 ? 0 : (n + P - 1) / P; }
+/* ceil(n / P) without forming n + P - 1, which overflows for n near PTRDIFF_MAX */
+ptrdiff_t pc_block_size(ptrdiff_t n, int P) { return n <= 0 || P <= 0 ? 0 : n / P + (n % P != 0); }
 
 void pc_block_dist(ptrdiff_t n, int P, int rank, ptrdiff_t *local_n, ptrdiff_t *local_start)
 {

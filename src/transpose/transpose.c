@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/sizes.h"
 #include "../core/validate.h"
 #include "../planner/planner.h"
 #include "../shm/layout.h"
@@ -146,9 +147,9 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     if ((err = pc_typeinfo_init(&ti, element, false))) return err;
     if (!ti.contiguous)
         return pc_error(PLANCOLL_ERR_DATATYPE,
-                        "the element type must be dense (size %d bytes, extent %ld, true extent %ld): a transpose "
+                        "the element type must be dense (size %lld bytes, extent %ld, true extent %ld): a transpose "
                         "moves whole elements as bytes",
-                        ti.size, (long)ti.extent, (long)ti.true_extent);
+                        (long long)ti.size, (long)ti.extent, (long)ti.true_extent);
     if (in == MPI_IN_PLACE || out == MPI_IN_PLACE)
         return pc_error(PLANCOLL_ERR_IN_PLACE, "MPI_IN_PLACE is not a transpose buffer: pass in == out to transpose in place");
     if ((err = pc_check_flags(p->flags))) return err;
@@ -166,8 +167,9 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     if (most > INT_MAX)
         return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share is %td elements; the exchange counts at most %d", most,
                         INT_MAX);
-    if ((uint64_t)most * (uint64_t)t->es >= (UINT64_C(1) << 60))
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share would exceed 2^60 bytes");
+    int64_t share_bytes;
+    if (!pc_bytes_mul(most, (int64_t)t->es, &share_bytes))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "this rank's share (%td elements of %zu bytes) reaches 2^60 bytes", most, t->es);
     t->in_elems = (size_t)(t->ln0 * n1);
     t->out_elems = (size_t)(t->ln1 * n0);
     if (t->es > 0 && t->in_elems > 0 && !in)
@@ -232,7 +234,7 @@ static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
 static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags)
 {
     MPI_Datatype unit;
-    PC_MPI_CHECK(MPI_Type_contiguous((int)t->es, MPI_BYTE, &unit));
+    PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element may exceed 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&unit));
     int err;
     if (t->uniform) {
@@ -300,13 +302,14 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
     p->predicted_us = t->local_us;
     p->measured_us = -1;
     p->runner_up_us = -1;
-    if (t->inner) {
-        p->prob = t->inner->prob;
-        p->predicted_us += t->inner->predicted_us;
-        p->chosen_by = t->inner->chosen_by;
-        p->candidates = t->inner->candidates;
-        p->setup_seconds = t->inner->setup_seconds;
-        snprintf(t->name, sizeof t->name, "transpose(%s)", t->inner->alg->name);
+    const struct plancoll_plan_s *inner = pc_plan_lookup(t->inner);
+    if (inner) {
+        p->prob = inner->prob;
+        p->predicted_us += inner->predicted_us;
+        p->chosen_by = inner->chosen_by;
+        p->candidates = inner->candidates;
+        p->setup_seconds = inner->setup_seconds;
+        snprintf(t->name, sizeof t->name, "transpose(%s)", inner->alg->name);
     } else {
         p->chosen_by = "rule";
         p->candidates = 1;
@@ -316,7 +319,7 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
         pc_plan_free(p);
         return err;
     }
-    *plan = p;
+    *plan = pc_plan_handle(p);
     return PLANCOLL_SUCCESS;
 }
 
@@ -332,7 +335,7 @@ int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, 
 
 const char *pc_transpose_name(const struct plancoll_plan_s *p) { return p->transpose->name; }
 
-const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p) { return p->transpose->inner; }
+const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p) { return pc_plan_lookup(p->transpose->inner); }
 
 void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
 {

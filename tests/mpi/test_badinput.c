@@ -1,6 +1,7 @@
 /* Bad input: every invalid argument gives its documented code and a message on every rank, writes nothing into
  * the receive buffer, never hangs or crashes, and leaves the communicator usable. Errors that only some ranks
  * see (one rank's NULL buffer, counts that differ) must still fail on every rank. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,88 @@ static void intercomm_case(void)
     MPI_Comm_free(&half);
 }
 
+static int user_handler_calls;
+static void count_errors(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    user_handler_calls++;
+}
+
+/* Whether comm's error handler is `expected` (the handle MPI_Comm_get_errhandler gives is freed again). */
+static bool handler_is(MPI_Comm comm, MPI_Errhandler expected)
+{
+    MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+    MPI_Comm_get_errhandler(comm, &h);
+    bool same = h == expected;
+    MPI_Errhandler_free(&h);
+    return same;
+}
+
+/* Every plan entry point on a communicator handle: each must give PLANCOLL_ERR_COMM and change nothing. */
+static void expect_comm_refused(MPI_Comm comm, const char *what)
+{
+    char label[160];
+    plancoll_plan p = NULL;
+    int rc = plancoll_plan_alltoall(sendbuf, N, MPI_INT, recv_area, N, MPI_INT, comm, PLANCOLL_MEASURE, &p);
+    snprintf(label, sizeof label, "alltoall on %s", what);
+    expect(rc, PLANCOLL_ERR_COMM, true, p, label);
+    int counts[64], displs[64];
+    for (int i = 0; i < 64; i++) counts[i] = displs[i] = 0;
+    p = NULL;
+    rc = plancoll_plan_alltoallv(sendbuf, counts, displs, MPI_INT, recv_area, counts, displs, MPI_INT, comm, 0, &p);
+    snprintf(label, sizeof label, "alltoallv on %s", what);
+    expect(rc, PLANCOLL_ERR_COMM, true, p, label);
+    p = NULL;
+    rc = plancoll_plan_allreduce(sendbuf, recv_area, N, MPI_INT, MPI_SUM, comm, 0, &p);
+    snprintf(label, sizeof label, "allreduce on %s", what);
+    expect(rc, PLANCOLL_ERR_COMM, true, p, label);
+    p = NULL;
+    rc = plancoll_plan_transpose(4, 4, MPI_INT, recv_area, recv_area, comm, 0, &p);
+    snprintf(label, sizeof label, "transpose on %s", what);
+    expect(rc, PLANCOLL_ERR_COMM, true, p, label);
+    ptrdiff_t ln0 = -7;
+    ptrdiff_t n = plancoll_local_size_transposed(4, 4, comm, &ln0, NULL, NULL, NULL);
+    TL_CHECK(n == -PLANCOLL_ERR_COMM && ln0 == -7, "local_size_transposed on %s: %td", what, n);
+    void *mem = recv_area;
+    rc = plancoll_malloc(64, comm, &mem);
+    TL_CHECK(rc == PLANCOLL_ERR_COMM && mem == NULL, "plancoll_malloc on %s: %d", what, rc);
+    char *text = (char *)recv_area;
+    rc = plancoll_export_wisdom_to_string(&text, comm);
+    TL_CHECK(rc == PLANCOLL_ERR_COMM && text == NULL, "export_wisdom on %s: %d", what, rc);
+    rc = plancoll_import_wisdom_from_string("plancoll-wisdom 1\n", comm);
+    TL_CHECK(rc == PLANCOLL_ERR_COMM, "import_wisdom on %s: %d", what, rc);
+    reset_recv();
+}
+
+/* A communicator the caller freed: the variable MPI_Comm_free cleared (MPI_COMM_NULL) and a copy of the handle
+ * taken before the free. With MPI's default handler (MPI_ERRORS_ARE_FATAL on MPI_COMM_WORLD, where MPICH raises
+ * errors of invalid handles) a check that calls MPI on the stale handle aborts the job; plancoll must return
+ * PLANCOLL_ERR_COMM and leave the caller's error handlers as they were. Nothing creates a communicator between
+ * the free and the calls, so MPI cannot have reused the handle yet. */
+static void freed_comm_case(void)
+{
+    MPI_Comm comm, stale;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    stale = comm;
+    MPI_Comm_free(&comm);
+    TL_CHECK(comm == MPI_COMM_NULL, "MPI_Comm_free must leave MPI_COMM_NULL");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    expect_comm_refused(comm, "the freed variable (MPI_COMM_NULL)");
+    expect_comm_refused(stale, "a stale copy of a freed communicator");
+    TL_CHECK(handler_is(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL), "MPI_COMM_WORLD's error handler was changed");
+    TL_CHECK(handler_is(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL), "MPI_COMM_SELF's error handler was changed");
+    /* A handler of the caller's own stays installed and is not called for plancoll's check. */
+    MPI_Errhandler mine;
+    MPI_Comm_create_errhandler(count_errors, &mine);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, mine);
+    expect_comm_refused(stale, "a stale communicator, with a user error handler");
+    TL_CHECK(handler_is(MPI_COMM_WORLD, mine), "the user's error handler on MPI_COMM_WORLD was replaced");
+    TL_CHECK(user_handler_calls == 0, "the user's error handler was called %d times", user_handler_calls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&mine);
+}
+
 static void alltoallv_cases(void)
 {
     int P = tl_size;
@@ -160,6 +243,60 @@ static void alltoallv_cases(void)
     free(sd);
     free(rcn);
     free(rd);
+}
+
+static void keep_inout(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)in, (void)inout, (void)len, (void)type;
+}
+
+/* Byte sizes or offsets of 2^60 and more, chosen so that 64-bit products wrap to 0 (count 2^30 x extent or size
+ * 2^34 = 2^64): PLANCOLL_ERR_OVERFLOW on every rank before anything is touched, never a plan over a wrapped size.
+ * The types are address arithmetic only; no buffer of that size exists or is reached. */
+static void overflow_cases(void)
+{
+    const int P = tl_size;
+    MPI_Datatype sparse, fat, wide;
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 34, &sparse); /* 4 bytes every 16 GiB */
+    MPI_Type_contiguous_c((MPI_Count)1 << 34, MPI_BYTE, &fat);       /* 16 GiB of data per element */
+    MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &wide);   /* 4 bytes every TiB */
+    MPI_Type_commit(&sparse);
+    MPI_Type_commit(&fat);
+    MPI_Type_commit(&wide);
+    plancoll_plan p = NULL;
+    int rc = plancoll_plan_alltoall(sendbuf, 1 << 30, sparse, recv_area, 1 << 30, sparse, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoall of P x 2^30 elements of extent 2^34 (2^64 bytes per block)");
+    p = NULL;
+    rc = plancoll_plan_alltoall(sendbuf, 1 << 30, fat, recv_area, 1 << 30, fat, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoall of 2^30 elements of 2^34 bytes");
+
+    int *counts = malloc(sizeof(int) * 2 * (size_t)P), *displs = counts + P;
+    for (int i = 0; i < P; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    displs[P - 1] = INT_MAX; /* block P-1 lies 2^71 bytes away */
+    p = NULL;
+    rc = plancoll_plan_alltoallv(sendbuf, counts, displs, wide, recv_area, counts, displs, wide, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoallv with a displacement of INT_MAX elements of extent 2^40");
+    p = NULL;
+    rc = plancoll_plan_alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv_area, counts, displs, wide,
+                                 MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "alltoallv in place, a displacement 2^71 bytes away");
+    free(counts);
+
+    MPI_Op keep;
+    MPI_Op_create(keep_inout, 1, &keep);
+    p = NULL;
+    rc = plancoll_plan_allreduce(MPI_IN_PLACE, recv_area, 1 << 30, fat, keep, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "allreduce of 2^30 elements of 2^34 bytes");
+    p = NULL;
+    rc = plancoll_plan_allreduce(MPI_IN_PLACE, recv_area, 1 << 30, sparse, keep, MPI_COMM_WORLD, 0, &p);
+    expect(rc, PLANCOLL_ERR_OVERFLOW, true, p, "allreduce of 2^30 elements of extent 2^34");
+    MPI_Op_free(&keep);
+    MPI_Type_free(&sparse);
+    MPI_Type_free(&fat);
+    MPI_Type_free(&wide);
 }
 
 static void allreduce_cases(void)
@@ -309,6 +446,35 @@ static void handle_cases(void)
     check_untouched("execute on a destroyed plan");
     check_comm_usable("destroyed plan");
 
+    /* Handles are never reused: plans made after the destroy never get the copy's value, and the copy stays
+     * invalid in every function that takes a plan. (Under mpi-badinput-nocache glibc hands the destroyed plan's
+     * memory to the next plan at once: a handle that is the plan's address would then run that plan.) */
+    plancoll_plan fresh[8];
+    for (int i = 0; i < 8; i++) {
+        fresh[i] = NULL;
+        TL_OK(plancoll_plan_alltoall(sendbuf, N, MPI_INT, recv_area, N, MPI_INT, MPI_COMM_WORLD, 0, &fresh[i]));
+        TL_CHECK(fresh[i] != copy, "new plan %d got the destroyed plan's handle", i);
+    }
+    reset_recv();
+    TL_CHECK(plancoll_execute(copy) == PLANCOLL_ERR_INVALID_PLAN, "execute on a destroyed plan after new plans");
+    TL_CHECK(plancoll_execute_buffers(copy, sendbuf, recv_area) == PLANCOLL_ERR_INVALID_PLAN,
+             "execute_buffers on a destroyed plan");
+    TL_CHECK(plancoll_fprint_plan(copy, stdout) == PLANCOLL_ERR_INVALID_PLAN, "fprint_plan on a destroyed plan");
+    TL_CHECK(plancoll_plan_algorithm(copy) == NULL, "plan_algorithm on a destroyed plan");
+    char spec[64] = "untouched";
+    TL_CHECK(plancoll_plan_spec(copy, spec, sizeof spec) == PLANCOLL_ERR_INVALID_PLAN && strcmp(spec, "untouched") == 0,
+             "plan_spec on a destroyed plan");
+    TL_CHECK(plancoll_destroy_plan(&copy) == PLANCOLL_ERR_INVALID_PLAN, "destroy of a destroyed plan after new plans");
+    /* a value that never was a plan is refused without being read */
+    int not_a_plan = 0;
+    plancoll_plan forged = (plancoll_plan)(void *)&not_a_plan;
+    TL_CHECK(plancoll_execute(forged) == PLANCOLL_ERR_INVALID_PLAN, "execute on a forged handle");
+    TL_CHECK(plancoll_fprint_plan(forged, stdout) == PLANCOLL_ERR_INVALID_PLAN, "fprint_plan on a forged handle");
+    TL_CHECK(plancoll_destroy_plan(&forged) == PLANCOLL_ERR_INVALID_PLAN, "destroy of a forged handle");
+    check_untouched("calls on stale and forged handles");
+    for (int i = 0; i < 8; i++) TL_OK(plancoll_destroy_plan(&fresh[i]));
+    check_comm_usable("stale and forged handles");
+
     /* every code has its own message */
     for (int c = 0; c < PLANCOLL_ERR_COUNT_OF_CODES; c++) {
         const char *m = plancoll_strerror(c);
@@ -333,8 +499,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4096; i++) sendbuf[i] = i;
     alltoall_cases();
     intercomm_case();
+    freed_comm_case();
     alltoallv_cases();
     allreduce_cases();
+    overflow_cases();
     environment_cases();
     handle_cases();
     free(recv_area);

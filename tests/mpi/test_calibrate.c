@@ -71,11 +71,11 @@ int main(int argc, char **argv)
     check_alltoall(comm, 64, PLANCOLL_ESTIMATE);
     double first = MPI_Wtime() - t0;
 
-    struct plancoll_plan_s *probe;
+    plancoll_plan probe;
     int dummy[1] = {0}, sink[1];
     TL_OK(plancoll_plan_allreduce(dummy, sink, 1, MPI_INT, MPI_SUM, comm, PLANCOLL_ESTIMATE, &probe));
     char shape[64];
-    pc_model_shape_key(&probe->prob.shape, shape, sizeof shape);
+    pc_model_shape_key(&pc_plan_lookup(probe)->prob.shape, shape, sizeof shape);
     plancoll_destroy_plan(&probe);
     const struct pc_machine_model *m = pc_model_lookup(shape);
     if (tl_size > 1) {

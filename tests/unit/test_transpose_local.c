@@ -47,6 +47,19 @@ static void test_block_dist(void **state)
         }
     assert_int_equal(pc_block_size(10, 4), 3);
     assert_int_equal(pc_block_size(0, 4), 0);
+    /* Sizes near PTRDIFF_MAX (a 1-column matrix may have that many rows): ceil(n/P) must not form n + P - 1. */
+    assert_true(pc_block_size(PTRDIFF_MAX, 3) == PTRDIFF_MAX / 3 + (PTRDIFF_MAX % 3 != 0));
+    assert_true(pc_block_size(PTRDIFF_MAX, 1) == PTRDIFF_MAX);
+    assert_true(pc_block_size(PTRDIFF_MAX - 1, 2) == PTRDIFF_MAX / 2);
+    {
+        /* 2^63 - 1 = 1 (mod 3): blocks of PTRDIFF_MAX / 3 + 1 rows, the last one two rows short */
+        ptrdiff_t ln = -1, st = -1, b = PTRDIFF_MAX / 3 + 1;
+        pc_block_dist(PTRDIFF_MAX, 3, 2, &ln, &st);
+        if (st != 2 * b || ln != b - 2)
+            fail_msg("PTRDIFF_MAX rows over 3 ranks, rank 2: %td rows at %td, expected %td at %td", ln, st, b - 2, 2 * b);
+        assert_true(pc_transpose_alloc(PTRDIFF_MAX, 1, 3, 0) == PTRDIFF_MAX); /* rank 0: the one output row */
+        assert_true(pc_transpose_alloc(PTRDIFF_MAX, 1, 3, 1) == b);           /* rank 1: its input rows only */
+    }
     /* alloc = max(1, ln0 n1, ln1 n0): 10 x 5 over 4 ranks, rank 3 holds 1 input row (5 elements) and 0 output
      * rows (b1 = 2: ranks 0-2 hold 2, 2, 1) -> 5; rank 0: max(3*5, 2*10) = 20. 0 x 0 -> 1. */
     assert_int_equal(pc_transpose_alloc(10, 5, 4, 3), 5);

@@ -80,7 +80,7 @@ struct dpml {
     int N, node, ppn, me, l, k, lead; /* lead: this rank's leader index, -1 for none */
     int count, pieces;             /* pieces: non-empty sub-partitions */
     MPI_Aint ext, tlb, text;
-    int size;
+    int64_t size;
     bool contig;
     int *leader_rank;              /* [N l]: global rank of leader j of node x */
     struct pc_segment *seg;

@@ -7,6 +7,7 @@
  *     (ppn - 1) shm_msg(m) + (P - ppn) net_concurrent(ppn, m) + shm_copy(1, 1, m)   + native_rounds(P - 1)
  *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h: each round of MPI's schedule waits for a
  *   scheduler turn there), else 0. */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "../../core/plan.h"
@@ -16,6 +17,13 @@
 struct native {
     MPI_Request req;
 };
+
+/* MPICH 4.0.2's in-place alltoall schedule (MPIR_Ialltoall_intra_sched_inplace) fails with "Out of memory" for a
+ * block of more than INT_MAX bytes (measured: 2^31 + 4101 bytes fails, 2^31 - 7648 works); out of place works. */
+static const char *inapplicable(const struct pc_problem *p)
+{
+    return p->in_place && p->block_bytes > INT_MAX ? "MPICH's in-place alltoall cannot hold a block over 2 GiB" : NULL;
+}
 
 static int setup(struct plancoll_plan_s *plan)
 {
@@ -69,6 +77,7 @@ const struct pc_algorithm pc_alltoall_native = {
     .name = "alltoall.native",
     .collective = PC_ALLTOALL,
     .summary = "MPI's persistent MPI_Alltoall_init, yield-waited",
+    .inapplicable = inapplicable,
     .estimate = estimate,
     .setup = setup,
     .execute = execute,

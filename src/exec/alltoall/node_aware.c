@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/sizes.h"
 #include "../../shm/heap.h"
 #include "../../shm/layout.h"
 #include "../../shm/wait.h"
@@ -94,6 +95,12 @@ int pc_na_leaders_used(const struct pc_problem *p, int requested)
 {
     int l = requested < 1 ? 1 : requested;
     return l > p->shape.min_ppn ? p->shape.min_ppn : l;
+}
+
+bool pc_na_put_fits(const struct pc_problem *p)
+{
+    double most = (double)p->shape.max_ppn * p->shape.max_ppn * (double)p->block_bytes;
+    return most <= (double)PC_RMA_MAX_BYTES;
 }
 
 const char *pc_na_inapplicable(const struct pc_problem *p)
@@ -166,7 +173,17 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->l = pc_na_leaders_used(&plan->prob, cfg->leaders);
     st->m = (size_t)plan->prob.block_bytes;
     if (st->m == 0) return PLANCOLL_SUCCESS;
-    if (st->m > INT32_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "node-aware alltoall: blocks over 2 GiB");
+    /* Decided from agreed figures only (the largest node), so every rank refuses alike before any collective. */
+    const int64_t most_ppn = plan->prob.shape.max_ppn;
+    int64_t row_bytes, seg_bytes;
+    if (!pc_bytes_mul((int64_t)L->size, (int64_t)st->m, &row_bytes) || !pc_bytes_mul(2 * most_ppn, row_bytes, &seg_bytes))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "node-aware alltoall: a segment of %lld x %d blocks of %zu bytes reaches 2^60",
+                        (long long)(2 * most_ppn), L->size, st->m);
+    if (cfg->put && st->N > 1 && !pc_na_put_fits(&plan->prob))
+        return pc_error(PLANCOLL_ERR_INAPPLICABLE,
+                        "node-aware alltoall: transport=put moves a node pair's blocks in one MPI_Put, and %lld x %lld "
+                        "blocks of %zu bytes exceed the %llu bytes one put may carry here",
+                        (long long)most_ppn, (long long)most_ppn, st->m, (unsigned long long)PC_RMA_MAX_BYTES);
 
     /* leaders of every node, from every rank's NUMA domain */
     st->leader_rank = malloc(sizeof(int) * (size_t)st->N * (size_t)st->l);
@@ -204,7 +221,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->R = st->S + s_bytes;
 
     /* this leader's node pairs, and its datatypes */
-    PC_MPI_CHECK(MPI_Type_contiguous((int)st->m, MPI_BYTE, &st->block));
+    PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)st->m, MPI_BYTE, &st->block)); /* a block may exceed 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&st->block));
     st->send_node = malloc(sizeof(int) * (size_t)st->N);
     st->recv_node = malloc(sizeof(int) * (size_t)st->N);
@@ -258,8 +275,8 @@ static int load_block(const struct plancoll_plan_s *plan, const void *buf, const
         memcpy(dst, src + t->true_lb, m);
         return PLANCOLL_SUCCESS;
     }
-    int pos = 0;
-    PC_MPI_CHECK(MPI_Pack(src, count, t->type, dst, (int)m, &pos, plan->comm));
+    MPI_Count pos = 0;
+    PC_MPI_CHECK(MPI_Pack_c(src, count, t->type, dst, (MPI_Count)m, &pos, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 
@@ -271,8 +288,8 @@ static int store_block(const struct plancoll_plan_s *plan, void *rbuf, int j, co
         memcpy(dst + t->true_lb, src, m);
         return PLANCOLL_SUCCESS;
     }
-    int pos = 0;
-    PC_MPI_CHECK(MPI_Unpack(src, (int)m, &pos, dst, plan->recvcount, t->type, plan->comm));
+    MPI_Count pos = 0;
+    PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)m, &pos, dst, plan->recvcount, t->type, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 

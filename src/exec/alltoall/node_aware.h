@@ -29,6 +29,9 @@ static inline int pc_na_setup_form(struct plancoll_plan_s *plan, enum pc_na_form
 int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
 void pc_na_teardown(struct plancoll_plan_s *plan);
 const char *pc_na_inapplicable(const struct pc_problem *p);
+/* Whether the largest node pair's message fits one MPI_Put (seg_window.h, PC_RMA_MAX_BYTES): the put transport
+ * is offered only then, and refused at set-up otherwise. */
+bool pc_na_put_fits(const struct pc_problem *p);
 /* Leaders actually used for a request (documented clamp: at least 1, at most the smallest node's ranks). */
 int pc_na_leaders_used(const struct pc_problem *p, int requested);
 /* Chooses the l leader node-ranks of a node whose ranks sit on NUMA domains numa[0..node_size). With numa_spread

@@ -12,7 +12,7 @@
 
 struct pairwise {
     void *scratch; /* in place: one packed block */
-    int scratch_bytes;
+    MPI_Count scratch_bytes; /* large-count calls throughout: a block may exceed 2 GiB */
 };
 
 static int setup(struct plancoll_plan_s *plan)
@@ -21,9 +21,9 @@ static int setup(struct plancoll_plan_s *plan)
     if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise state");
     plan->impl = st;
     if (plan->in_place) {
-        PC_MPI_CHECK(MPI_Pack_size(plan->recvcount, plan->rtype.type, plan->comm, &st->scratch_bytes));
+        PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcount, plan->rtype.type, plan->comm, &st->scratch_bytes));
         st->scratch = malloc(st->scratch_bytes > 0 ? (size_t)st->scratch_bytes : 1);
-        if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise scratch of %d bytes", st->scratch_bytes);
+        if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise scratch of %lld bytes", (long long)st->scratch_bytes);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -44,11 +44,11 @@ static int execute_in_place(struct plancoll_plan_s *plan, void *rbuf)
         int partner = pc_pairwise_partner(r, P, i);
         if (partner == r) continue;
         char *block = pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)partner * rc);
-        int pos = 0;
-        PC_MPI_CHECK(MPI_Pack(block, rc, plan->rtype.type, st->scratch, st->scratch_bytes, &pos, plan->comm));
+        MPI_Count pos = 0;
+        PC_MPI_CHECK(MPI_Pack_c(block, rc, plan->rtype.type, st->scratch, st->scratch_bytes, &pos, plan->comm));
         MPI_Request reqs[2];
         PC_MPI_CHECK(MPI_Irecv(block, rc, plan->rtype.type, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[0]));
-        PC_MPI_CHECK(MPI_Isend(st->scratch, pos, MPI_PACKED, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[1]));
+        PC_MPI_CHECK(MPI_Isend_c(st->scratch, pos, MPI_PACKED, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[1]));
         int err = pc_wait_all(plan, 2, reqs);
         if (err) return err;
     }

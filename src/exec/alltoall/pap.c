@@ -66,7 +66,6 @@
  * Under arrival skew the time is max arrival + the last arriver's own exchange (its data is pulled by waiting
  * peers, and the blocks for it are waiting in its staging or unexpected queue), not a pairwise chain of waits. */
 #include <fcntl.h>
-#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,8 +74,10 @@
 #include <unistd.h>
 
 #include "../../core/plan.h"
+#include "../../core/sizes.h"
 #include "../../shm/layout.h"
 #include "../../shm/wait.h"
+#include "../seg_window.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
 #define PAP_TAG (PC_TAG_ALLTOALL + 70)
@@ -163,9 +164,9 @@ static int pack_out(const struct plancoll_plan_s *plan, const struct pap *st, co
     } else if (st->contig) {
         memcpy(dst, send_block(plan, sbuf, j) + plan->stype.true_lb, st->m);
     } else {
-        int pos = 0;
-        PC_MPI_CHECK(MPI_Pack(send_block(plan, sbuf, j), plan->sendcount, plan->stype.type, dst, (int)st->m, &pos,
-                              plan->comm));
+        MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
+        PC_MPI_CHECK(MPI_Pack_c(send_block(plan, sbuf, j), plan->sendcount, plan->stype.type, dst, (MPI_Count)st->m,
+                                &pos, plan->comm));
     }
     return PLANCOLL_SUCCESS;
 }
@@ -176,9 +177,9 @@ static int unpack_in(const struct plancoll_plan_s *plan, const struct pap *st, c
     if (st->contig) {
         memcpy(recv_block(plan, rbuf, j) + plan->rtype.true_lb, src, st->m);
     } else {
-        int pos = 0;
-        PC_MPI_CHECK(MPI_Unpack(src, (int)st->m, &pos, recv_block(plan, rbuf, j), plan->recvcount, plan->rtype.type,
-                                plan->comm));
+        MPI_Count pos = 0;
+        PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)st->m, &pos, recv_block(plan, rbuf, j), plan->recvcount,
+                                  plan->rtype.type, plan->comm));
     }
     return PLANCOLL_SUCCESS;
 }
@@ -227,9 +228,13 @@ static int put_serve(const struct plancoll_plan_s *plan, struct pap *st, const v
     for (int i = 0; i < st->nremote; i++) {
         int t = st->remote[i];
         if (st->served[t] || rma_flag(st, 0, t, P) < k) continue;
-        const void *origin = plan->in_place ? (const void *)(st->scratch + (size_t)t * st->m)
-                                            : (const void *)(send_block(plan, sbuf, t) + plan->stype.true_lb);
-        PC_MPI_CHECK(MPI_Put(origin, (int)st->m, MPI_BYTE, t, st->slot_at[t], (int)st->m, MPI_BYTE, st->rma_win));
+        const char *origin = plan->in_place ? st->scratch + (size_t)t * st->m
+                                            : send_block(plan, sbuf, t) + plan->stype.true_lb;
+        /* in pieces: one put of more than 2^31 - 1 bytes crashes MPICH 4.0.2 over UCX (seg_window.h) */
+        for (size_t at = 0; at < st->m; at += PC_RMA_MAX_BYTES) {
+            int len = (int)(st->m - at < PC_RMA_MAX_BYTES ? st->m - at : PC_RMA_MAX_BYTES);
+            PC_MPI_CHECK(MPI_Put(origin + at, len, MPI_BYTE, t, st->slot_at[t] + (MPI_Aint)at, len, MPI_BYTE, st->rma_win));
+        }
         st->batch[nb++] = t;
         st->served[t] = 1;
     }
@@ -325,18 +330,23 @@ static int setup_local(struct plancoll_plan_s *plan, struct pap *st)
         int t = (r + i) % P;
         if (L->node_of[t] != L->node_id) st->remote[n++] = t;
     }
+    /* the in-place scratch (P m), each node rank's staging region (2 nloc m) and the put window (nremote m) */
+    int64_t all_blocks, region_bytes;
+    if (!pc_bytes_mul((int64_t)P, (int64_t)st->m, &all_blocks) ||
+        !pc_bytes_mul(2 * (int64_t)st->nloc * st->nloc, (int64_t)st->m, &region_bytes))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "pap: %d blocks of %zu bytes reach 2^60 bytes", P, st->m);
     if (plan->in_place) {
         st->scratch = malloc(st->m * (size_t)P);
         if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pap in-place scratch of %zu bytes", st->m * (size_t)P);
     }
     if (!st->contig) {
         /* staging holds m packed bytes per block: true of MPICH and of any homogeneous MPI */
-        int ps = 0, pr = 0;
-        if (!plan->in_place) PC_MPI_CHECK(MPI_Pack_size(plan->sendcount, plan->stype.type, plan->comm, &ps));
-        PC_MPI_CHECK(MPI_Pack_size(plan->recvcount, plan->rtype.type, plan->comm, &pr));
-        if ((size_t)ps > st->m || (size_t)pr > st->m)
-            return pc_error(PLANCOLL_ERR_DATATYPE, "pap: packed block of %d bytes exceeds the %zu data bytes", ps > pr ? ps : pr,
-                            st->m);
+        MPI_Count ps = 0, pr = 0; /* MPI_Pack_size's int would be MPI_UNDEFINED past 2 GiB */
+        if (!plan->in_place) PC_MPI_CHECK(MPI_Pack_size_c(plan->sendcount, plan->stype.type, plan->comm, &ps));
+        PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcount, plan->rtype.type, plan->comm, &pr));
+        if ((uint64_t)ps > st->m || (uint64_t)pr > st->m)
+            return pc_error(PLANCOLL_ERR_DATATYPE, "pap: packed block of %lld bytes exceeds the %zu data bytes",
+                            (long long)(ps > pr ? ps : pr), st->m);
     }
     if (st->transport == PAP_PUT) {
         st->slot_at = malloc(sizeof(MPI_Aint) * (size_t)P);
@@ -486,7 +496,6 @@ static int setup(struct plancoll_plan_s *plan)
     st->m = (size_t)plan->prob.block_bytes;
     st->contig = plan->prob.contiguous;
     if (st->m == 0) return PLANCOLL_SUCCESS; /* nothing moves; no window is needed */
-    if (st->m > INT_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "pap: a block of %zu bytes exceeds MPI's int count", st->m);
     /* Failures are agreed on before each collective step, so no rank is left waiting in one. */
     int err = agree(plan, setup_local(plan, st), "set-up");
     if (err) return err;
@@ -522,9 +531,9 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
             if (st->contig) {
                 memcpy(st->scratch + (size_t)j * m, recv_block(plan, rbuf, j) + plan->rtype.true_lb, m);
             } else {
-                int pos = 0;
-                PC_MPI_CHECK(MPI_Pack(recv_block(plan, rbuf, j), plan->recvcount, plan->rtype.type,
-                                      st->scratch + (size_t)j * m, (int)m, &pos, plan->comm));
+                MPI_Count pos = 0;
+                PC_MPI_CHECK(MPI_Pack_c(recv_block(plan, rbuf, j), plan->recvcount, plan->rtype.type,
+                                        st->scratch + (size_t)j * m, (MPI_Count)m, &pos, plan->comm));
             }
         }
     } else {
@@ -572,8 +581,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                 }
                 MPI_Request *sq = &st->reqs[nremote + i];
                 if (plan->in_place)
-                    PC_MPI_CHECK(MPI_Isend(st->scratch + (size_t)t * m, (int)m, st->contig ? MPI_BYTE : MPI_PACKED, t,
-                                           PAP_TAG, plan->comm, sq));
+                    PC_MPI_CHECK(MPI_Isend_c(st->scratch + (size_t)t * m, (MPI_Count)m, st->contig ? MPI_BYTE : MPI_PACKED,
+                                             t, PAP_TAG, plan->comm, sq));
                 else
                     PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, PAP_TAG,
                                            plan->comm, sq));

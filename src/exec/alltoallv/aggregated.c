@@ -185,8 +185,9 @@ struct agg_msg {
     int node;      /* the other node */
     int peer;      /* the rank at the other end */
     uint64_t area; /* the area's offset in this node's set */
-    int bytes;
-    int first, pieces, piece; /* point-to-point: its requests reqs[first ..], pieces of `piece` bytes */
+    uint64_t bytes; /* may exceed 2 GiB: large-count messages, puts in pieces (seg_window.h) */
+    int first, pieces;        /* point-to-point: its requests reqs[first ..] */
+    uint64_t piece;           /* ... pieces of `piece` bytes */
     /* Put: where the area sits in the receiving node's segment */
     uint64_t remote_area, remote_set_bytes;
     int remote_sets;
@@ -305,12 +306,12 @@ static int assign_messages(struct plancoll_plan_s *plan, struct agg_state *st, c
             struct agg_msg *m = &st->send[st->nsend++];
             uint64_t remote_set = pc_agg_segment_layout(N, y, pair, remote);
             *m = (struct agg_msg){.node = y, .peer = LEADER_RANK(y, rcv[(size_t)y * N + a]), .area = area[y],
-                                  .bytes = (int)pair[(size_t)a * N + y], .remote_area = remote[N + a],
+                                  .bytes = pair[(size_t)a * N + y], .remote_area = remote[N + a],
                                   .remote_set_bytes = remote_set, .remote_sets = pc_agg_sets(remote_set)};
         }
         if (ri >= 0 && LEADER_RANK(a, ri) == plan->rank)
             st->recv[st->nrecv++] = (struct agg_msg){.node = x, .peer = LEADER_RANK(x, snd[(size_t)x * N + a]),
-                                                     .area = area[N + x], .bytes = (int)pair[(size_t)x * N + a]};
+                                                     .area = area[N + x], .bytes = pair[(size_t)x * N + a]};
         if (pair[(size_t)x * N + a]) st->sources[st->nsources++] = x;
     }
 #undef LEADER_RANK
@@ -336,16 +337,19 @@ static int setup(struct plancoll_plan_s *plan)
     uint64_t *rows = malloc(sizeof(uint64_t) * 2 * (size_t)P * (size_t)L->node_size);
     uint64_t *pair = calloc((size_t)N * (size_t)N, sizeof(uint64_t)), *area = malloc(sizeof(uint64_t) * 2 * (size_t)N);
     int err = rows && pair && area ? gather_counts(plan, &g, rows, pair) : pc_error(PLANCOLL_ERR_NOMEM, "aggregated alltoallv counts");
-    /* The matrix is the same on every rank, so every decision below is too. */
+    /* The matrix is the same on every rank, so every decision below is too. Its sum bounds any node's set (the
+     * areas of its row and column, each rounded up by < 64 bytes), and a segment holds at most two sets. */
     bool any = false;
+    uint64_t total = 0;
+    const uint64_t limit = UINT64_C(1) << 58;
     for (int x = 0; !err && x < N; x++)
         for (int y = 0; y < N; y++) {
             uint64_t b = pair[(size_t)x * N + y];
             any = any || b > 0;
-            if (b > INT32_MAX)
-                err = pc_error(PLANCOLL_ERR_OVERFLOW, "aggregated alltoallv: %llu bytes from node %d to node %d exceed one message",
-                               (unsigned long long)b, x, y);
+            total = b < limit && total < limit ? total + b : limit;
         }
+    if (!err && total >= limit)
+        err = pc_error(PLANCOLL_ERR_OVERFLOW, "aggregated alltoallv: the node-pair areas reach 2^58 bytes");
     if (!err && any) {
         st->set_bytes = pc_agg_segment_layout(N, st->a, pair, area);
         st->nsets = pc_agg_sets(st->set_bytes);
@@ -364,8 +368,8 @@ static int setup(struct plancoll_plan_s *plan)
     int nreqs = 0;
     for (int i = 0; !err && i < st->nrecv + st->nsend; i++) {
         struct agg_msg *m = i < st->nrecv ? &st->recv[i] : &st->send[i - st->nrecv];
-        m->piece = (int)pc_agg_piece_bytes((uint64_t)m->bytes, plan->params.segments);
-        m->pieces = pc_agg_pieces((uint64_t)m->bytes, plan->params.segments);
+        m->piece = pc_agg_piece_bytes(m->bytes, plan->params.segments);
+        m->pieces = pc_agg_pieces(m->bytes, plan->params.segments);
         m->first = nreqs;
         nreqs += m->pieces;
     }
@@ -393,8 +397,8 @@ static int pack_block(const struct plancoll_plan_s *plan, const void *buf, int j
         memcpy(dst, src + t->true_lb, bytes);
         return PLANCOLL_SUCCESS;
     }
-    int pos = 0;
-    PC_MPI_CHECK(MPI_Pack(src, plan->sendcounts[j], t->type, dst, (int)bytes, &pos, plan->comm));
+    MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
+    PC_MPI_CHECK(MPI_Pack_c(src, plan->sendcounts[j], t->type, dst, (MPI_Count)bytes, &pos, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 
@@ -406,8 +410,8 @@ static int unpack_block(const struct plancoll_plan_s *plan, void *rbuf, int j, c
         memcpy(dst + t->true_lb, src, bytes);
         return PLANCOLL_SUCCESS;
     }
-    int pos = 0;
-    PC_MPI_CHECK(MPI_Unpack(src, (int)bytes, &pos, dst, plan->recvcounts[j], t->type, plan->comm));
+    MPI_Count pos = 0;
+    PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)bytes, &pos, dst, plan->recvcounts[j], t->type, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 
@@ -455,9 +459,9 @@ static int open_receives(const struct plancoll_plan_s *plan, struct agg_state *s
             if (err) return err;
         } else {
             for (int k = 0; k < m->pieces; k++) {
-                int at = k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
-                PC_MPI_CHECK(MPI_Irecv(set + m->area + at, len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED, plan->comm,
-                                       &st->reqs[m->first + k]));
+                uint64_t at = (uint64_t)k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
+                PC_MPI_CHECK(MPI_Irecv_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED,
+                                         plan->comm, &st->reqs[m->first + k]));
             }
         }
     }
@@ -468,7 +472,11 @@ static int put_message(struct agg_state *st, const struct agg_msg *m, const char
 {
     MPI_Aint disp = st->w.data_disp[m->peer] +
                     (MPI_Aint)((st->seq % (uint64_t)m->remote_sets) * m->remote_set_bytes + m->remote_area);
-    PC_MPI_CHECK(MPI_Put(set + m->area, m->bytes, MPI_BYTE, m->peer, disp, m->bytes, MPI_BYTE, st->w.win));
+    /* in pieces: one put of more than 2^31 - 1 bytes crashes MPICH 4.0.2 over UCX (seg_window.h) */
+    for (uint64_t at = 0; at < m->bytes; at += PC_RMA_MAX_BYTES) {
+        int len = (int)(m->bytes - at < PC_RMA_MAX_BYTES ? m->bytes - at : PC_RMA_MAX_BYTES);
+        PC_MPI_CHECK(MPI_Put(set + m->area + at, len, MPI_BYTE, m->peer, disp + (MPI_Aint)at, len, MPI_BYTE, st->w.win));
+    }
     PC_MPI_CHECK(MPI_Win_flush(m->peer, st->w.win)); /* the data is in place before the flag says so */
     return pc_segwin_put_flag(&st->w, m->peer, st->a, st->seq);
 }
@@ -481,9 +489,9 @@ static int exchange(const struct plancoll_plan_s *plan, struct agg_state *st, ch
         for (int i = 0; i < ns; i++) {
             const struct agg_msg *m = &st->send[i];
             for (int k = 0; k < m->pieces; k++) {
-                int at = k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
-                PC_MPI_CHECK(MPI_Isend(set + m->area + at, len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED, plan->comm,
-                                       &st->reqs[m->first + k]));
+                uint64_t at = (uint64_t)k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
+                PC_MPI_CHECK(MPI_Isend_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED,
+                                         plan->comm, &st->reqs[m->first + k]));
             }
         }
     int err = unpack_node(plan, st, st->a, set, rbuf);
@@ -559,13 +567,6 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 
 /* ---------------------------------------- planner entry points ---------------------------------------- */
 
-static const char *inapplicable(const struct pc_problem *p)
-{
-    if ((double)p->max_offnode_bytes * p->shape.max_ppn > INT32_MAX) return "a node-pair message could exceed 2 GiB";
-    if (!p->contiguous && p->max_send_bytes > INT32_MAX) return "MPI_Pack of a block over 2 GiB";
-    return NULL;
-}
-
 /* Balanced leaders, one leader and two, over point-to-point, and over MPI_Put too when no host is oversubscribed
  * (a put then waits for its target to be scheduled and call into MPI; it stays forceable); one variant when
  * nothing crosses nodes. */
@@ -607,7 +608,6 @@ const struct pc_algorithm pc_alltoallv_aggregated = {
     .collective = PC_ALLTOALLV,
     .summary = "planned node aggregation: pack into the shared segment, one message per node pair, unpack",
     .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT,
-    .inapplicable = inapplicable,
     .variants = variants,
     .estimate = estimate,
     .setup = setup,

@@ -13,7 +13,7 @@
 struct spreadout {
     MPI_Request *reqs;   /* 2P */
     char *scratch;       /* in place: every outgoing block packed */
-    int *packed_offset;  /* in place: [P+1] */
+    MPI_Count *packed_offset; /* in place: [P+1]; large-count packing and sends, the scratch may pass 2 GiB */
 };
 
 static uint64_t block_bytes(const struct pc_typeinfo *t, int count) { return (uint64_t)count * (uint64_t)t->size; }
@@ -27,17 +27,18 @@ static int setup(struct plancoll_plan_s *plan)
     st->reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)P);
     if (!st->reqs) return pc_error(PLANCOLL_ERR_NOMEM, "spreadout requests");
     if (plan->in_place) {
-        st->packed_offset = calloc((size_t)P + 1, sizeof(int));
+        st->packed_offset = calloc((size_t)P + 1, sizeof(MPI_Count));
         if (!st->packed_offset) return pc_error(PLANCOLL_ERR_NOMEM, "spreadout offsets");
         for (int j = 0; j < P; j++) {
-            int bytes = 0;
-            if (j != plan->rank) PC_MPI_CHECK(MPI_Pack_size(plan->recvcounts[j], plan->rtype.type, plan->comm, &bytes));
-            if (bytes > INT32_MAX - st->packed_offset[j])
-                return pc_error(PLANCOLL_ERR_OVERFLOW, "in-place alltoallv scratch exceeds 2 GiB");
+            MPI_Count bytes = 0;
+            if (j != plan->rank) PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcounts[j], plan->rtype.type, plan->comm, &bytes));
+            if (bytes < 0 || bytes >= (MPI_Count)(INT64_C(1) << 60) - st->packed_offset[j])
+                return pc_error(PLANCOLL_ERR_OVERFLOW, "in-place alltoallv scratch reaches 2^60 bytes");
             st->packed_offset[j + 1] = st->packed_offset[j] + bytes;
         }
         st->scratch = malloc((size_t)st->packed_offset[P] + 1);
-        if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "in-place scratch of %d bytes", st->packed_offset[P]);
+        if (!st->scratch)
+            return pc_error(PLANCOLL_ERR_NOMEM, "in-place scratch of %lld bytes", (long long)st->packed_offset[P]);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -65,9 +66,9 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
         for (int i = 1; i < P; i++) {
             int dst = (r + i) % P;
             if (block_bytes(rt, plan->recvcounts[dst]) == 0) continue;
-            int pos = st->packed_offset[dst];
-            PC_MPI_CHECK(MPI_Pack(pc_elem_ptr(rbuf, rt, plan->rdispls[dst]), plan->recvcounts[dst], rt->type,
-                                  st->scratch, st->packed_offset[P], &pos, plan->comm));
+            MPI_Count pos = st->packed_offset[dst];
+            PC_MPI_CHECK(MPI_Pack_c(pc_elem_ptr(rbuf, rt, plan->rdispls[dst]), plan->recvcounts[dst], rt->type,
+                                    st->scratch, st->packed_offset[P], &pos, plan->comm));
         }
     }
     for (int i = 1; i < P; i++) {
@@ -79,10 +80,10 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     for (int i = 1; i < P; i++) {
         int dst = (r + i) % P;
         if (plan->in_place) {
-            int bytes = st->packed_offset[dst + 1] - st->packed_offset[dst];
+            MPI_Count bytes = st->packed_offset[dst + 1] - st->packed_offset[dst];
             if (block_bytes(rt, plan->recvcounts[dst]) == 0) continue;
-            PC_MPI_CHECK(MPI_Isend(st->scratch + st->packed_offset[dst], bytes, MPI_PACKED, dst, PC_TAG_ALLTOALLV,
-                                   plan->comm, &st->reqs[n++]));
+            PC_MPI_CHECK(MPI_Isend_c(st->scratch + st->packed_offset[dst], bytes, MPI_PACKED, dst, PC_TAG_ALLTOALLV,
+                                     plan->comm, &st->reqs[n++]));
         } else {
             if (block_bytes(&plan->stype, plan->sendcounts[dst]) == 0) continue;
             PC_MPI_CHECK(MPI_Isend(pc_elem_ptr(sbuf, &plan->stype, plan->sdispls[dst]), plan->sendcounts[dst],

@@ -83,9 +83,8 @@ static int setup(struct plancoll_plan_s *plan)
     pc_bruck_uniform_free(&st->meta); /* the copy lists hold all that execute needs */
     if (err) return err;
     const struct pc_tp_schedule *tp = &st->tp;
-    if (tp->max_send > INT32_MAX || tp->max_recv > INT32_MAX)
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "twophase bruck: a step of more than 2^31 bytes");
-    if (tp->temp_bytes >= SIZE_MAX / 2) return pc_error(PLANCOLL_ERR_OVERFLOW, "twophase bruck: temporary buffer");
+    if (tp->temp_bytes >= SIZE_MAX / 2 || tp->max_send >= SIZE_MAX / 2 || tp->max_recv >= SIZE_MAX / 2)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "twophase bruck: scratch beyond the address space");
     st->temp = malloc((size_t)tp->temp_bytes + 1);
     st->out = malloc((size_t)tp->max_send + 1);
     st->in = malloc((size_t)tp->max_recv + 1);
@@ -141,8 +140,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
         int n = 0;
         /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
         if (step->recv_bytes)
-            PC_MPI_CHECK(MPI_Irecv(st->in, (int)step->recv_bytes, unit, step->recv_peer, PC_TAG_ALLTOALLV + 2,
-                                   plan->comm, &reqs[n++]));
+            PC_MPI_CHECK(MPI_Irecv_c(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, PC_TAG_ALLTOALLV + 2,
+                                     plan->comm, &reqs[n++])); /* large count: a step may carry over 2 GiB */
         for (int c = step->pack0; c < step->pack0 + step->npack && !err; c++)
             err = copy(plan, &st->tp.copies[c], area, st->out, true);
         if (err && n) { /* the pending receive must not outlive the execution */
@@ -151,8 +150,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
         }
         if (err) break;
         if (step->send_bytes)
-            PC_MPI_CHECK(MPI_Isend(st->out, (int)step->send_bytes, unit, step->send_peer, PC_TAG_ALLTOALLV + 2,
-                                   plan->comm, &reqs[n++]));
+            PC_MPI_CHECK(MPI_Isend_c(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, PC_TAG_ALLTOALLV + 2,
+                                     plan->comm, &reqs[n++]));
         err = pc_wait_all(plan, n, reqs);
         for (int c = step->unpack0; c < step->unpack0 + step->nunpack && !err; c++)
             err = copy(plan, &st->tp.copies[c], area, st->in, false);

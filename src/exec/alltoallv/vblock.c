@@ -1,5 +1,4 @@
 /* Block images for the forwarding alltoallv algorithms (vblock.h). */
-#include <limits.h>
 #include <string.h>
 
 #include "vblock.h"
@@ -22,13 +21,13 @@ static int check_type(const struct plancoll_plan_s *plan, const struct pc_vside 
     for (int j = 0; j < plan->size; j++)
         if (s->counts[j] > most) most = s->counts[j];
     if (most == 0) return PLANCOLL_SUCCESS;
-    int packed = 0;
-    PC_MPI_CHECK(MPI_Pack_size(most, s->t->type, plan->comm, &packed));
+    MPI_Count packed = 0; /* MPI_Pack_size's int would be MPI_UNDEFINED past 2 GiB */
+    PC_MPI_CHECK(MPI_Pack_size_c(most, s->t->type, plan->comm, &packed));
     if ((uint64_t)packed != (uint64_t)most * (uint64_t)s->t->size)
         return pc_error(PLANCOLL_ERR_INAPPLICABLE,
-                        "MPI packs %d elements of this datatype into %d bytes, not %d x %d: blocks cannot be forwarded "
-                        "as bytes",
-                        most, packed, most, s->t->size);
+                        "MPI packs %d elements of this datatype into %lld bytes, not %d x %lld: blocks cannot be "
+                        "forwarded as bytes",
+                        most, (long long)packed, most, (long long)s->t->size);
     return PLANCOLL_SUCCESS;
 }
 
@@ -48,12 +47,12 @@ int pc_vblock_pack(const struct plancoll_plan_s *plan, const struct pc_vside *s,
         memcpy(dst, (const char *)buf + pc_vblock_offset(s, j), (size_t)bytes);
         return PLANCOLL_SUCCESS;
     }
-    if (bytes > INT_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "a packed block of %llu bytes", (unsigned long long)bytes);
-    int pos = 0;
-    PC_MPI_CHECK(MPI_Pack(pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type, dst, (int)bytes, &pos,
-                          plan->comm));
+    MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
+    PC_MPI_CHECK(MPI_Pack_c(pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type, dst, (MPI_Count)bytes, &pos,
+                            plan->comm));
     if ((uint64_t)pos != bytes)
-        return pc_error(PLANCOLL_ERR_MPI, "MPI_Pack wrote %d bytes for a block of %llu", pos, (unsigned long long)bytes);
+        return pc_error(PLANCOLL_ERR_MPI, "MPI_Pack wrote %lld bytes for a block of %llu", (long long)pos,
+                        (unsigned long long)bytes);
     return PLANCOLL_SUCCESS;
 }
 
@@ -65,9 +64,8 @@ int pc_vblock_unpack(const struct plancoll_plan_s *plan, const struct pc_vside *
         memcpy((char *)buf + pc_vblock_offset(s, j), src, (size_t)bytes);
         return PLANCOLL_SUCCESS;
     }
-    if (bytes > INT_MAX) return pc_error(PLANCOLL_ERR_OVERFLOW, "a packed block of %llu bytes", (unsigned long long)bytes);
-    int pos = 0;
-    PC_MPI_CHECK(MPI_Unpack(src, (int)bytes, &pos, pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type,
-                            plan->comm));
+    MPI_Count pos = 0;
+    PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)bytes, &pos, pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type,
+                              plan->comm));
     return PLANCOLL_SUCCESS;
 }
