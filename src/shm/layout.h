@@ -94,14 +94,21 @@ struct pc_segment {
     MPI_Win win;
     char *base;                 /* same memory on every node rank, mapped at possibly different addresses */
     size_t size;                /* bytes of data area */
+    size_t reserved;            /* bytes from the mapping's start (flag area, then data) with memory behind them:
+                                   the flags and the data of the largest plan so far; the rest is never touched */
     _Atomic uint64_t *flags;    /* flag area: nflags slots, one cache line each */
     int nflags;
     unsigned char *flag_used;   /* local bookkeeping, identical on node ranks (plans are made collectively) */
     uint64_t last_user;         /* the data area's last claimant (pc_segment_claim), 0 for none */
 };
 
-/* Collective over the node: a segment of at least min_bytes data and nflags free flags; the largest request
- * of the node wins. Adds a reference. *first_flag receives the first of nflags consecutive flag slots. */
+/* A segment of at least min_bytes data and nflags free flags; the largest request of the node wins. Adds a
+ * reference. *first_flag receives the first of nflags consecutive flag slots. Collective over the layout's
+ * whole communicator (every rank calls it at the same point of a plan's set-up): the node agrees on the
+ * segment, and every rank learns whether any node failed, so the set-up goes on everywhere or nowhere. The
+ * memory behind the flags and the first min_bytes of data (the node's largest) is reserved here (reserve.h): a
+ * node whose shared-memory file system cannot hold it fails on every rank with PLANCOLL_ERR_NOMEM, the size in
+ * the detail, and nothing changes. A plan touches only the data it acquired. */
 int pc_segment_acquire(struct pc_layout *layout, size_t min_bytes, int nflags, struct pc_segment **out,
                        int *first_flag);
 /* Collective over the node: returns the flags and drops the reference. */

@@ -5,6 +5,7 @@
 #include "../core/errors.h"
 #include "../core/plan.h"
 #include "layout.h"
+#include "reserve.h"
 #include "wait.h"
 
 void pc_flag_wait(const struct pc_layout *L, _Atomic uint64_t *flag, uint64_t seq)
@@ -37,6 +38,16 @@ static void segment_free(struct pc_segment *seg)
     MPI_Win_free(&seg->win);
     free(seg->flag_used);
     free(seg);
+}
+
+/* This node rank's slice of [from, to): the node's ranks fault the pages in side by side, and each slice lands
+ * on its reserver's NUMA domain (first touch), spreading the segment over the node's domains as its users are. */
+static void node_slice(const struct pc_layout *L, size_t from, size_t to, size_t *lo, size_t *hi)
+{
+    size_t n = to > from ? to - from : 0, q = n / (size_t)L->node_size, r = n % (size_t)L->node_size;
+    size_t me = (size_t)L->node_rank;
+    *lo = from + q * me + (me < r ? me : r);
+    *hi = *lo + q + (me < r ? 1 : 0);
 }
 
 void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags)
@@ -101,10 +112,11 @@ int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct
     PC_MPI_CHECK(MPI_Iallreduce(want, need, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->node_comm, &req));
     int err = pc_wait_layout(L, 1, &req);
     if (err) return err;
-    struct pc_segment *seg = L->segment;
+    struct pc_segment *seg = L->segment, *fresh = NULL;
     int first = seg ? find_free_flags(seg, (int)need[1]) : -1;
     if (!seg || seg->size < need[0] || first < 0) {
-        /* Grow geometrically so a sequence of growing plans makes few segments. */
+        /* Grow geometrically so a sequence of growing plans makes few segments (only what plans use is
+         * reserved, below: the rest of the mapping costs address space, not memory). */
         size_t bytes = need[0] < 4096 ? 4096 : (size_t)need[0];
         int flags = 64;
         if (seg) {
@@ -113,22 +125,65 @@ int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct
             if (need[0] > seg->size && bytes < 2 * seg->size) bytes = 2 * seg->size;
         }
         while (flags < (int)need[1]) flags *= 2;
-        struct pc_segment *fresh = NULL;
         err = segment_create(L, bytes, flags, &fresh);
-        if (err) return err;
-        if (seg) pc_segment_release(seg, 0, 0); /* the layout's reference moves to the new segment */
-        L->segment = seg = fresh;
         first = 0;
     }
+    struct pc_segment *target = fresh ? fresh : seg;
+
+    /* Memory behind the flag area and the data this plan uses, reserved now (reserve.h): a full /dev/shm is
+     * PLANCOLL_ERR_NOMEM here, on every rank, not SIGBUS at the first execution.  Node rank 0 reserves the flag
+     * area itself, as it zeroes the flags below; the data is reserved in slices by every node rank. */
+    size_t flag_bytes = 0, from = 0, to = 0, lo = 0, hi = 0;
+    int reserve_rc = 0;
+    if (!err) {
+        flag_bytes = (size_t)target->nflags * PC_CACHELINE;
+        from = target->reserved > flag_bytes ? target->reserved : flag_bytes;
+        to = flag_bytes + (size_t)need[0];
+        char *map = (char *)target->flags;
+        if (L->node_rank == 0 && target->reserved < flag_bytes)
+            reserve_rc = pc_shm_reserve(map + target->reserved, flag_bytes - target->reserved);
+        if (!reserve_rc && to > from) {
+            node_slice(L, from, to, &lo, &hi);
+            reserve_rc = pc_shm_reserve(map + lo, hi - lo);
+        }
+        /* A previous owner may have left large sequence numbers in these flags. */
+        if (!reserve_rc && L->node_rank == 0)
+            for (int i = 0; i < (int)need[1]; i++) atomic_store(pc_segment_flag(target, first + i), 0);
+        MPI_Win_sync(target->win);
+    }
+
+    /* Every rank of the communicator learns whether any node failed, so that a plan's set-up goes on (into
+     * collectives over the whole communicator) everywhere or nowhere.  The allreduce is also the barrier that
+     * publishes the zeroed flags: no rank leaves it before node rank 0 has entered it. */
+    unsigned long long mine[2] = {err ? 1u : 0u, reserve_rc ? (unsigned long long)to : 0u}, any[2] = {0, 0};
+    int rc = MPI_Iallreduce(mine, any, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req);
+    int agreed = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallreduce (segment)");
+    if (!err) err = agreed;
+    if (!err && any[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "creating a node-shared segment failed on another rank");
+    if (!err && any[1])
+        err = reserve_rc ? pc_error(PLANCOLL_ERR_NOMEM,
+                                    "node-shared segment of %llu bytes: no shared memory for it (the node's /dev/shm "
+                                    "is full or too small)",
+                                    any[1])
+                         : pc_error(PLANCOLL_ERR_NOMEM,
+                                    "node-shared segment of %llu bytes: no shared memory for it on a node (its "
+                                    "/dev/shm is full or too small)",
+                                    any[1]);
+    if (err) {
+        if (fresh) {
+            segment_free(fresh); /* collective over the node: every node rank made it */
+        } else if (seg && hi > lo && !reserve_rc) {
+            pc_shm_unreserve((char *)seg->flags + lo, hi - lo); /* give back this rank's slice of a failed plan */
+        }
+        return err;
+    }
+    MPI_Win_sync(target->win);
+    if (target->reserved < to) target->reserved = to;
+    if (fresh) {
+        if (seg) pc_segment_release(seg, 0, 0); /* the layout's reference moves to the new segment */
+        L->segment = seg = fresh;
+    }
     for (int i = 0; i < (int)need[1]; i++) seg->flag_used[first + i] = 1;
-    /* A previous owner may have left large sequence numbers in these flags. */
-    if (L->node_rank == 0)
-        for (int i = 0; i < (int)need[1]; i++) atomic_store(pc_segment_flag(seg, first + i), 0);
-    MPI_Win_sync(seg->win);
-    PC_MPI_CHECK(MPI_Ibarrier(L->node_comm, &req));
-    err = pc_wait_layout(L, 1, &req);
-    if (err) return err;
-    MPI_Win_sync(seg->win);
     seg->refcount++;
     *out = seg;
     *first_flag = first;
