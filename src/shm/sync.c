@@ -40,8 +40,9 @@ static void segment_free(struct pc_segment *seg)
     free(seg);
 }
 
-/* This node rank's slice of [from, to): the node's ranks fault the pages in side by side, and each slice lands
- * on its reserver's NUMA domain (first touch), spreading the segment over the node's domains as its users are. */
+/* This node rank's slice of [from, to): the node's ranks fault the pages in (or return them) side by side, and
+ * each slice lands on its reserver's NUMA domain (first touch), spreading the segment over the node's domains as
+ * its users are. */
 static void node_slice(const struct pc_layout *L, size_t from, size_t to, size_t *lo, size_t *hi)
 {
     size_t n = to > from ? to - from : 0, q = n / (size_t)L->node_size, r = n % (size_t)L->node_size;
@@ -54,7 +55,23 @@ void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags)
 {
     if (!seg) return;
     for (int i = 0; i < nflags; i++) seg->flag_used[first_flag + i] = 0;
-    if (--seg->refcount == 0) segment_free(seg);
+    if (--seg->refcount == 0) {
+        segment_free(seg);
+        return;
+    }
+    /* Only the layout's reference is left on its current segment: no plan uses the data area.  Every node rank
+     * releases the same segments in the same order (plans are made and destroyed collectively), so all of them
+     * take this branch together. */
+    struct pc_layout *L = seg->layout;
+    size_t keep = (size_t)seg->nflags * PC_CACHELINE + PC_SEGMENT_CACHE_BYTES;
+    if (seg->refcount == 1 && L && L->segment == seg && seg->reserved > keep) {
+        pc_node_barrier(L);
+        size_t lo, hi;
+        node_slice(L, keep, seg->reserved, &lo, &hi);
+        pc_shm_unreserve((char *)seg->flags + lo, hi - lo);
+        seg->reserved = keep;
+        pc_node_barrier(L);
+    }
 }
 
 static int segment_create(struct pc_layout *L, size_t data_bytes, int nflags, struct pc_segment **out)
@@ -90,6 +107,7 @@ static int segment_create(struct pc_layout *L, size_t data_bytes, int nflags, st
     seg->size = data_bytes;
     seg->nflags = nflags;
     seg->refcount = 1;
+    seg->layout = L;
     *out = seg;
     return PLANCOLL_SUCCESS;
 }
@@ -180,8 +198,9 @@ int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct
     MPI_Win_sync(target->win);
     if (target->reserved < to) target->reserved = to;
     if (fresh) {
-        if (seg) pc_segment_release(seg, 0, 0); /* the layout's reference moves to the new segment */
+        struct pc_segment *old = seg;
         L->segment = seg = fresh;
+        if (old) pc_segment_release(old, 0, 0); /* the layout's reference moves to the new segment */
     }
     for (int i = 0; i < (int)need[1]; i++) seg->flag_used[first + i] = 1;
     seg->refcount++;
