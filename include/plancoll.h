@@ -21,7 +21,9 @@
  * plancoll_strerror() gives the code's fixed message; plancoll_error_detail() gives the last failure's
  * detailed message (which argument, which rank).  Arguments are validated, and checked for agreement
  * across ranks, before any byte moves: a failed call writes nothing into the receive buffer and leaves the
- * communicator usable.  Plan creation fails on every rank when any rank's arguments are invalid.
+ * communicator usable.  Plan creation fails on every rank when any rank's arguments are invalid.  Node-shared
+ * memory a plan keeps (/dev/shm) is reserved when the plan is made: a node that cannot hold it makes plan creation
+ * fail with PLANCOLL_ERR_NOMEM on every rank, the size in the detail, instead of a SIGBUS at the first execution.
  *
  * Invalid handles.  MPI_COMM_NULL (what MPI_Comm_free leaves in the variable it frees) is PLANCOLL_ERR_COMM, and
  * so is a copy of a communicator handle the caller has freed: plancoll checks the handle with MPI's error handlers
@@ -295,13 +297,17 @@ PLANCOLL_API int plancoll_forget_wisdom(void);
  * bytes, aligned to 64 bytes, not initialised. size 0 gives *ptr = NULL and success (like malloc(0);
  * plancoll_free(NULL) is a no-op). Errors: ptr NULL is PLANCOLL_ERR_NULL_BUFFER, more than 2^60 bytes PLANCOLL_ERR_OVERFLOW,
  * MPI_COMM_NULL PLANCOLL_ERR_COMM, an intercommunicator PLANCOLL_ERR_INTERCOMM; when any rank's arguments
- * are invalid every rank fails (the others with PLANCOLL_ERR_REMOTE) and nothing is allocated. On failure
- * *ptr (when ptr is not NULL) is NULL. The memory belongs to comm: it is released when comm is freed (after
- * the last plan on comm is destroyed), and every pointer from this heap is invalid from then on; a heap on
- * MPI_COMM_WORLD lasts until MPI_Finalize. */
+ * are invalid every rank fails (the others with PLANCOLL_ERR_REMOTE) and nothing is allocated. The block's memory
+ * is reserved here: when the node's shared memory (/dev/shm) cannot hold it, every rank fails with
+ * PLANCOLL_ERR_NOMEM (the size in the detail), never with SIGBUS at a later store. On failure *ptr (when ptr is
+ * not NULL) is NULL. The memory belongs to comm: it is released when comm is freed (after the last plan on comm
+ * is destroyed), and every pointer from this heap is invalid from then on; a heap on MPI_COMM_WORLD lasts until
+ * MPI_Finalize. Shared windows that hold no live block on any rank of a node are released in plancoll_malloc
+ * (all but one kept for reuse). */
 PLANCOLL_API int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr);
 
-/* Returns a block from plancoll_malloc for reuse. Local (no communication): ranks free independently.
+/* Returns a block from plancoll_malloc for reuse; its memory goes back to the system unless this rank's free
+ * heap memory stays within a small cache (1 MiB). Local (no communication): ranks free independently.
  * NULL is a no-op success. A pointer that is not a live block from plancoll_malloc on this process (an
  * interior pointer, a block freed already, a node peer's block, memory of a freed communicator's heap, any
  * other memory) is PLANCOLL_ERR_ARGUMENT with a detail saying which; nothing is freed and nothing crashes. */

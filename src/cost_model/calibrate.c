@@ -19,6 +19,7 @@
 #include "../core/plan.h"
 #include "../core/reduce.h"
 #include "../shm/layout.h"
+#include "../shm/reserve.h"
 #include "../shm/wait.h"
 
 #define MAX_BYTES 2097152 /* the largest table size */
@@ -435,19 +436,25 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
     int mpi = MPI_Win_allocate_shared(slot, 1, MPI_INFO_NULL, L->node_comm, &c.shm, &c.win);
     if (mpi != MPI_SUCCESS && !local) local = pc_error(PLANCOLL_ERR_MPI, "calibration's shared window");
     if (mpi == MPI_SUCCESS) {
+        /* Each rank's own part has memory behind it before anyone stores (reserve.h): a full /dev/shm fails the
+         * calibration (agreed below) instead of raising SIGBUS. */
+        if (pc_shm_reserve(c.shm, (size_t)slot) != 0 && !local)
+            local = pc_error(PLANCOLL_ERR_NOMEM, "calibration's shared window: no shared memory for %ld bytes (the "
+                             "node's /dev/shm is full or too small)", (long)slot);
         /* Contiguous by default: flags of every local rank first (a line each), then the copy slots. */
         MPI_Aint size;
         int disp;
         MPI_Win_shared_query(c.win, 0, &size, &disp, &c.shm);
         c.flags = (_Atomic uint64_t *)c.shm;
-        memset(c.shm + 64 * (size_t)L->node_rank, 0, 64);
-        memset(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, 3, MAX_BYTES);
         MPI_Win_lock_all(MPI_MODE_NOCHECK, c.win);
     }
     int any = local ? 1 : 0;
     int err = pc_allreduce_wait(L, MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX);
     if (!err && any && !local) err = pc_error(PLANCOLL_ERR_REMOTE, "calibration failed on another rank");
     if (!err && !local) {
+        /* The flag and slot of this rank may lie in a peer's part: written only once every part is reserved. */
+        memset(c.shm + 64 * (size_t)L->node_rank, 0, 64);
+        memset(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, 3, MAX_BYTES);
         pc_node_barrier(L); /* every slot initialised before anyone reads it */
         err = run(&c, m, t0);
     }

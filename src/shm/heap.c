@@ -9,6 +9,7 @@
 #include "../core/plan.h"
 #include "../core/validate.h"
 #include "layout.h"
+#include "reserve.h"
 
 /* Sizes past this are refused (as in validate.c): part sizes are doubled and rounded without overflow. */
 #define HEAP_MAX_BYTES ((size_t)1 << 60)
@@ -17,19 +18,28 @@
 #define HEAP_MAX_STEP ((size_t)1 << 30)
 #define HEAP_PAGE ((size_t)4096)
 
+/* The node agreement of plancoll_malloc says which arenas hold a live block on some node rank in a bit mask of
+ * this many words; arenas past it count as busy (never released), which only happens past 1024 arenas. */
+#define HEAP_BUSY_WORDS 16
+
 struct heap_arena {
-    MPI_Win win;
+    MPI_Win win;  /* MPI_WIN_NULL: a released slot, which the next arena of the node takes */
     char **base;  /* [node_size] start of each node rank's part in this process (NULL for an empty part) */
     size_t *size; /* [node_size] bytes of each part */
+    int live;     /* this rank's live blocks in its part */
 };
 
-/* One block of this rank's parts, free or live. Records are indices into heap->blocks, recycled. */
+/* One block of this rank's parts, free or live. Records are indices into heap->blocks, recycled.
+ * A free block either has memory behind every page wholly inside it (counted in heap->cached) or has none
+ * there (holes: never touched, or returned with pc_shm_unreserve); taking bytes from a block with holes
+ * reserves them first.  Pages a block shares with a neighbour are never returned while the neighbour lives. */
 struct heap_block {
     size_t off, size;  /* from the start of this rank's part of the arena; size a multiple of PC_HEAP_ALIGN */
     int arena;
     int prev, next;    /* address neighbours in the same part (-1: none) */
     int fprev, fnext;  /* free-list links, or the spare-record chain (fnext) */
     bool used;
+    bool holes;        /* free and without memory behind its whole pages */
 };
 
 struct pc_heap {
@@ -38,10 +48,12 @@ struct pc_heap {
     int node_rank, node_size;
 
     struct heap_arena *arenas;
-    int narenas, arenas_cap;
-    size_t largest_part;       /* of this rank: the next part is at least twice it (up to HEAP_MAX_STEP more) */
+    int narenas, arenas_cap;   /* narenas: slots, released ones included (indices stay meaningful) */
     char **spare_base;         /* the next arena's per-rank arrays, reserved before the node agrees */
     size_t *spare_size;
+    size_t largest_part;       /* of this rank, ever: the next part is at least twice it (up to HEAP_MAX_STEP more) */
+    size_t cached;             /* bytes of this rank's free blocks without holes (at most PC_HEAP_CACHE_BYTES) */
+    size_t live_bytes;         /* bytes of this rank's live blocks */
 
     struct heap_block *blocks;
     int blocks_cap, spare;     /* spare: chain of unused records */
@@ -185,6 +197,11 @@ static char *block_address(const struct pc_heap *h, const struct heap_block *b)
     return h->arenas[b->arena].base[h->node_rank] + b->off;
 }
 
+static bool arena_held(const struct pc_heap *h, int a)
+{
+    return h->arenas[a].win != MPI_WIN_NULL;
+}
+
 static int heap_create(struct pc_layout *L)
 {
     struct pc_heap *h = calloc(1, sizeof *h);
@@ -199,6 +216,20 @@ static int heap_create(struct pc_layout *L)
     return PLANCOLL_SUCCESS;
 }
 
+/* Collective over the node (MPI_Win_free), in the same order on every node rank. */
+static void arena_free_window(struct pc_heap *h, int a)
+{
+    struct heap_arena *ar = &h->arenas[a];
+    MPI_Win_unlock_all(ar->win);
+    MPI_Win_free(&ar->win);
+    ar->win = MPI_WIN_NULL;
+    free(ar->base);
+    free(ar->size);
+    ar->base = NULL;
+    ar->size = NULL;
+    ar->live = 0;
+}
+
 void pc_heap_destroy(struct pc_heap *h)
 {
     if (!h) return;
@@ -207,13 +238,8 @@ void pc_heap_destroy(struct pc_heap *h)
             *p = h->next_heap;
             break;
         }
-    /* Same order on every node rank: MPI_Win_free is collective. */
-    for (int a = 0; a < h->narenas; a++) {
-        MPI_Win_unlock_all(h->arenas[a].win);
-        MPI_Win_free(&h->arenas[a].win);
-        free(h->arenas[a].base);
-        free(h->arenas[a].size);
-    }
+    for (int a = 0; a < h->narenas; a++)
+        if (arena_held(h, a)) arena_free_window(h, a);
     free(h->arenas);
     free(h->spare_base);
     free(h->spare_size);
@@ -251,22 +277,43 @@ static int heap_fit(const struct pc_heap *h, size_t bytes)
     return -1;
 }
 
-/* This rank's part of a new arena for a request of bytes: geometric growth bounds the number of arenas
- * (windows) by the logarithm of the total, the cap on the step bounds the waste. */
+/* This rank's part of a new arena for a request of bytes: at least twice the largest part it has had (up to
+ * HEAP_MAX_STEP more), so a growing sequence of requests makes a logarithmic number of arenas (windows are slow
+ * to make: collective, and 0.2-0.6 s on an oversubscribed node); a part costs address space only until blocks
+ * are taken from it, and released arenas do not make later ones smaller. */
 static size_t heap_part_for(const struct pc_heap *h, size_t bytes)
 {
+    size_t largest = h->largest_part;
     size_t need = bytes + PC_HEAP_ALIGN; /* room to align the part's start */
-    size_t grow = h->largest_part < HEAP_MAX_STEP ? 2 * h->largest_part : h->largest_part + HEAP_MAX_STEP;
+    size_t grow = largest < HEAP_MAX_STEP ? 2 * largest : largest + HEAP_MAX_STEP;
     size_t part = need > grow ? need : grow;
     if (part < PC_HEAP_MIN_PART) part = PC_HEAP_MIN_PART;
     return (part + HEAP_PAGE - 1) / HEAP_PAGE * HEAP_PAGE;
 }
 
-/* Collective over the node: a new arena in which this rank owns part_bytes (0 allowed). Returns the free
- * block made of this rank's part through *block (-1 for an empty part). */
-static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block)
+/* Memory behind the first bytes of free block i, when it has holes: 0 or the errno of pc_shm_reserve. */
+static int block_reserve(const struct pc_heap *h, int i, size_t bytes)
 {
-    *block = -1;
+    const struct heap_block *b = &h->blocks[i];
+    return b->holes ? pc_shm_reserve(block_address(h, b), bytes) : 0;
+}
+
+/* Returns the memory of free block i's whole pages; it has holes from now on. */
+static void block_unreserve(struct pc_heap *h, int i)
+{
+    struct heap_block *b = &h->blocks[i];
+    if (!b->holes) h->cached -= b->size;
+    pc_shm_unreserve(block_address(h, b), b->size);
+    b->holes = true;
+}
+
+/* Collective over the node: a new arena in which this rank owns part_bytes (0 allowed), in the lowest released
+ * slot (the same on every node rank) or a new one. Returns its slot through *slot (-1 when no window was made)
+ * and the free block made of this rank's part through *block (-1 for an empty part); the part is not reserved
+ * (the block has holes): a request reserves what it takes. */
+static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block, int *slot)
+{
+    *block = *slot = -1;
     MPI_Info info;
     MPI_Info_create(&info);
     /* Contiguous: the node's parts are one mapping per process, every part visible to every rank. */
@@ -276,10 +323,13 @@ static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block)
     int rc = MPI_Win_allocate_shared((MPI_Aint)part_bytes, 1, info, h->node_comm, &mine, &win);
     MPI_Info_free(&info);
     if (rc != MPI_SUCCESS) return pc_mpi_error(rc, "MPI_Win_allocate_shared (plancoll_malloc arena)");
-    struct heap_arena *a = &h->arenas[h->narenas];
+    int arena = 0;
+    while (arena < h->narenas && arena_held(h, arena)) arena++;
+    struct heap_arena *a = &h->arenas[arena];
     a->win = win;
     a->base = h->spare_base;
     a->size = h->spare_size;
+    a->live = 0;
     h->spare_base = NULL;
     h->spare_size = NULL;
     int qrc = MPI_SUCCESS;
@@ -297,7 +347,8 @@ static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block)
     }
     /* Keep an epoch open for the window's lifetime, as the segments do: load/store needs no other call. */
     MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-    int arena = h->narenas++; /* kept even on error: it is freed collectively with the heap */
+    if (arena == h->narenas) h->narenas++; /* kept even on error: it is freed collectively with the heap */
+    *slot = arena;
     if (qrc != MPI_SUCCESS) return pc_mpi_error(qrc, "MPI_Win_shared_query (plancoll_malloc arena)");
 
     size_t size = a->size[h->node_rank];
@@ -313,9 +364,50 @@ static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block)
     b->size = (size - pad) / PC_HEAP_ALIGN * PC_HEAP_ALIGN;
     b->arena = arena;
     b->prev = b->next = -1;
+    b->holes = true;
     free_push(h, i);
     *block = i;
     return PLANCOLL_SUCCESS;
+}
+
+/* Collective over the node: releases arena a, which holds no live block on any node rank (its window is
+ * freed; the memory goes back to the system). */
+static void arena_release(struct pc_heap *h, int a)
+{
+    for (int i = h->free_head; i >= 0;) {
+        int next = h->blocks[i].fnext;
+        if (h->blocks[i].arena == a) {
+            if (!h->blocks[i].holes) h->cached -= h->blocks[i].size;
+            free_unlink(h, i);
+            record_put(h, i);
+        }
+        i = next;
+    }
+    arena_free_window(h, a);
+}
+
+/* Collective over the node, with the same arguments on every node rank: busy has a bit set for every arena in
+ * which some node rank holds a live block or is taking one in this call.  Arenas without are released, except
+ * one (the largest, kept for the next requests) when no node rank needs a new arena; when one does, the empty
+ * ones could not serve it and are all released before the new one is made (replaced, not added to). */
+static void heap_trim(struct pc_heap *h, const uint64_t *busy, bool growing)
+{
+    int keep = -1;
+    size_t keep_bytes = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = 0; a < h->narenas; a++) {
+            if (!arena_held(h, a) || a >= 64 * HEAP_BUSY_WORDS || (busy[a / 64] >> (a % 64) & 1)) continue;
+            if (pass == 1) {
+                if (a != keep) arena_release(h, a);
+                continue;
+            }
+            size_t bytes = 0;
+            for (int j = 0; j < h->node_size; j++) bytes += h->arenas[a].size[j];
+            if (!growing && (keep < 0 || bytes > keep_bytes)) {
+                keep = a;
+                keep_bytes = bytes;
+            }
+        }
 }
 
 /* Takes bytes from free block i (splitting off the rest) and returns its address. */
@@ -332,38 +424,59 @@ static void *heap_take(struct pc_heap *h, int i, size_t bytes)
         rest->arena = b->arena;
         rest->prev = i;
         rest->next = b->next;
+        rest->holes = b->holes; /* the rest keeps its state: reserving bytes touched only pages they hold */
         if (b->next >= 0) h->blocks[b->next].prev = r;
         b->next = r;
         b->size = bytes;
         free_push(h, r);
     }
+    if (!b->holes) h->cached -= b->size;
     b->used = true;
+    b->holes = false;
+    h->arenas[b->arena].live++;
+    h->live_bytes += b->size;
     char *p = block_address(h, b);
     hash_put(h, (uintptr_t)p, i);
     return p;
 }
 
+/* Frees live block i: merges it with free neighbours, and returns the memory of the result unless it fits the
+ * cache of PC_HEAP_CACHE_BYTES (a merged block with holes is returned whole: it is tracked per block). */
 static void heap_release(struct pc_heap *h, int i)
 {
     struct heap_block *b = &h->blocks[i];
+    h->arenas[b->arena].live--;
+    h->live_bytes -= b->size;
+    bool holes = false;
     int n = b->next;
     if (n >= 0 && !h->blocks[n].used) { /* absorb the free block after */
+        if (h->blocks[n].holes) holes = true;
+        else h->cached -= h->blocks[n].size;
         free_unlink(h, n);
         b->size += h->blocks[n].size;
         b->next = h->blocks[n].next;
         if (b->next >= 0) h->blocks[b->next].prev = i;
         record_put(h, n);
     }
+    int keep = i;
     int p = b->prev;
-    if (p >= 0 && !h->blocks[p].used) { /* the free block before absorbs this one (it stays listed) */
-        h->blocks[p].size += b->size;
-        h->blocks[p].next = b->next;
+    if (p >= 0 && !h->blocks[p].used) { /* the free block before absorbs this one (it is relisted) */
+        struct heap_block *q = &h->blocks[p];
+        if (q->holes) holes = true;
+        else h->cached -= q->size;
+        free_unlink(h, p);
+        q->size += b->size;
+        q->next = b->next;
         if (b->next >= 0) h->blocks[b->next].prev = p;
         b->used = false;
         record_put(h, i);
-        return;
+        keep = p;
     }
-    free_push(h, i);
+    struct heap_block *k = &h->blocks[keep];
+    k->holes = false;
+    h->cached += k->size;
+    free_push(h, keep);
+    if (holes || h->cached > PC_HEAP_CACHE_BYTES) block_unreserve(h, keep);
 }
 
 /* ---- lookups (heap.h) ---- */
@@ -374,6 +487,7 @@ bool pc_heap_find(const struct pc_layout *L, const void *ptr, size_t bytes, int 
     if (bytes == 0) bytes = 1;
     uintptr_t p = (uintptr_t)ptr;
     for (int a = 0; a < h->narenas; a++) {
+        if (!arena_held(h, a)) continue;
         size_t size = h->arenas[a].size[h->node_rank];
         uintptr_t base = (uintptr_t)h->arenas[a].base[h->node_rank];
         /* Written so that nothing overflows: p - base is checked before it is used. */
@@ -390,7 +504,7 @@ void *pc_heap_peer_address(const struct pc_layout *L, int node_rank, int arena, 
 {
     const struct pc_heap *h = L ? L->heap : NULL;
     if (!h || arena < 0 || arena >= h->narenas || node_rank < 0 || node_rank >= h->node_size) return NULL;
-    if (offset >= h->arenas[arena].size[node_rank]) return NULL;
+    if (!arena_held(h, arena) || offset >= h->arenas[arena].size[node_rank]) return NULL;
     return h->arenas[arena].base[node_rank] + offset;
 }
 
@@ -403,7 +517,22 @@ size_t pc_heap_part_size(const struct pc_layout *L, int node_rank, int arena)
 {
     const struct pc_heap *h = L ? L->heap : NULL;
     if (!h || arena < 0 || arena >= h->narenas || node_rank < 0 || node_rank >= h->node_size) return 0;
-    return h->arenas[arena].size[node_rank];
+    return arena_held(h, arena) ? h->arenas[arena].size[node_rank] : 0;
+}
+
+void pc_heap_usage(const struct pc_layout *L, struct pc_heap_usage *u)
+{
+    const struct pc_heap *h = L ? L->heap : NULL;
+    u->arenas = 0;
+    u->held = u->live = u->cached = 0;
+    if (!h) return;
+    for (int a = 0; a < h->narenas; a++)
+        if (arena_held(h, a)) {
+            u->arenas++;
+            u->held += h->arenas[a].size[h->node_rank];
+        }
+    u->live = h->live_bytes;
+    u->cached = h->cached;
 }
 
 /* ---- public API ---- */
@@ -431,30 +560,89 @@ int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
     struct pc_heap *h = L->heap;
     if (!local) local = heap_reserve(h);
     size_t bytes = (size + PC_HEAP_ALIGN - 1) / PC_HEAP_ALIGN * PC_HEAP_ALIGN;
-    int fit = -1;
+    int fit = -1, reserve_rc = 0;
     size_t part = 0;
     if (!local && bytes) {
         fit = heap_fit(h, bytes);
         if (fit < 0) part = heap_part_for(h, bytes);
+        else reserve_rc = block_reserve(h, fit, bytes); /* memory now, not SIGBUS at the first store */
     }
 
-    /* Any rank failed (over comm: the call is collective over comm), and does any node rank need an arena
-     * (over the node: only its ranks share the window). Both in flight at once. */
-    int failed = local != PLANCOLL_SUCCESS, any_failed = 0;
-    int grow = part > 0, any_grow = 0;
+    /* Over comm (the call is collective over comm): did any rank fail, could any not reserve its block, does any
+     * node grow.  Over the node (only its ranks share the windows): does any rank need an arena, and which
+     * arenas hold a live block, or this call's block, on some rank.  Both in flight at once.  narenas is the
+     * same on every node rank (0 on all of them when this rank could not make its heap: then none had one). */
+    uint64_t cv[3] = {local ? 1u : 0u, reserve_rc ? (uint64_t)bytes : 0u, part ? 1u : 0u}, cany[3] = {0, 0, 0};
+    uint64_t nv[1 + HEAP_BUSY_WORDS] = {0}, nany[1 + HEAP_BUSY_WORDS] = {0};
+    int narenas = h ? h->narenas : 0;
+    int words = (narenas + 63) / 64 < HEAP_BUSY_WORDS ? (narenas + 63) / 64 : HEAP_BUSY_WORDS;
+    nv[0] = part ? 1u : 0u;
+    for (int a = 0; a < narenas && a < 64 * HEAP_BUSY_WORDS; a++)
+        if (arena_held(h, a) && (h->arenas[a].live > 0 || (fit >= 0 && h->blocks[fit].arena == a)))
+            nv[1 + a / 64] |= UINT64_C(1) << (a % 64);
     MPI_Request reqs[2];
-    int rc = MPI_Iallreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, L->comm, &reqs[0]);
-    if (rc == MPI_SUCCESS) rc = MPI_Iallreduce(&grow, &any_grow, 1, MPI_INT, MPI_MAX, L->node_comm, &reqs[1]);
+    int rc = MPI_Iallreduce(cv, cany, 3, MPI_UINT64_T, MPI_MAX, L->comm, &reqs[0]);
+    if (rc == MPI_SUCCESS) rc = MPI_Iallreduce(nv, nany, 1 + words, MPI_UINT64_T, MPI_BOR, L->node_comm, &reqs[1]);
     err = rc == MPI_SUCCESS ? pc_wait_layout(L, 2, reqs) : pc_mpi_error(rc, "MPI_Iallreduce (plancoll_malloc)");
-    if (!err && any_failed)
+    if (!err && cany[0])
         err = local ? local
                     : pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another rank's arguments were invalid");
-    if (!err && any_grow) {
-        int fresh = -1;
-        err = heap_add_arena(h, part, &fresh);
-        if (!err && fit < 0) fit = fresh;
+    if (!err && cany[1])
+        err = reserve_rc ? pc_error(PLANCOLL_ERR_NOMEM,
+                                    "plancoll_malloc: no shared memory for %zu bytes (the node's /dev/shm is full or "
+                                    "too small)",
+                                    size)
+                         : pc_error(PLANCOLL_ERR_NOMEM,
+                                    "plancoll_malloc: another rank found no shared memory for its %llu bytes (its "
+                                    "node's /dev/shm is full or too small)",
+                                    (unsigned long long)cany[1]);
+    if (err) {
+        /* A block with holes keeps none: what was reserved for it goes back (all of it, edge pages included). */
+        if (fit >= 0 && h->blocks[fit].holes) pc_shm_unreserve(block_address(h, &h->blocks[fit]), h->blocks[fit].size);
+        pc_layout_release(L);
+        return err;
     }
-    if (!err && bytes) {
+
+    /* Empty arenas go back to the system (heap_trim); then the node's new arena, if a rank needs one. */
+    bool node_grows = nany[0] != 0;
+    heap_trim(h, nany + 1, node_grows);
+    int fresh_slot = -1, grow_err = PLANCOLL_SUCCESS, grow_reserve = 0;
+    bool fit_is_fresh = false;
+    if (node_grows) {
+        int fresh = -1;
+        grow_err = heap_add_arena(h, part, &fresh, &fresh_slot);
+        if (!grow_err && fit < 0 && bytes && fresh >= 0) {
+            fit = fresh;
+            fit_is_fresh = true;
+            grow_reserve = block_reserve(h, fit, bytes);
+        }
+    }
+    if (cany[2]) {
+        /* Some node grew: every rank learns how that went, so all succeed or all fail. */
+        uint64_t v[2] = {grow_err ? 1u : 0u, grow_reserve ? (uint64_t)bytes : 0u}, any[2] = {0, 0};
+        rc = pc_allreduce_wait(L, v, any, 2, MPI_UINT64_T, MPI_MAX);
+        err = grow_err ? grow_err : rc;
+        if (!err && any[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another node could not make an arena");
+        if (!err && any[1])
+            err = grow_reserve ? pc_error(PLANCOLL_ERR_NOMEM,
+                                          "plancoll_malloc: no shared memory for %zu bytes (the node's /dev/shm is "
+                                          "full or too small)",
+                                          size)
+                               : pc_error(PLANCOLL_ERR_NOMEM,
+                                          "plancoll_malloc: another rank found no shared memory for its %llu bytes "
+                                          "(its node's /dev/shm is full or too small)",
+                                          (unsigned long long)any[1]);
+        if (err) {
+            if (fit >= 0 && !fit_is_fresh && h->blocks[fit].holes)
+                pc_shm_unreserve(block_address(h, &h->blocks[fit]), h->blocks[fit].size);
+            /* The new arena is empty on every node rank: released at once, unless a window failed somewhere
+             * (then its state may differ between ranks; it goes with the heap). */
+            if (fresh_slot >= 0 && !any[0]) arena_release(h, fresh_slot);
+            pc_layout_release(L);
+            return err;
+        }
+    }
+    if (bytes) {
         if (fit < 0 || h->blocks[fit].size < bytes)
             err = pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: no room for %zu bytes after growing", size);
         else
@@ -471,6 +659,7 @@ int plancoll_free(void *ptr)
     uintptr_t p = (uintptr_t)ptr;
     for (struct pc_heap *h = all_heaps; h; h = h->next_heap) {
         for (int a = 0; a < h->narenas; a++) {
+            if (!arena_held(h, a)) continue;
             const struct heap_arena *ar = &h->arenas[a];
             uintptr_t base = (uintptr_t)ar->base[h->node_rank];
             size_t size = ar->size[h->node_rank];
@@ -487,7 +676,8 @@ int plancoll_free(void *ptr)
     }
     /* Not ours: say whether it is a node peer's heap memory, the likely mistake with mapped peer buffers. */
     for (struct pc_heap *h = all_heaps; h; h = h->next_heap)
-        for (int a = 0; a < h->narenas; a++)
+        for (int a = 0; a < h->narenas; a++) {
+            if (!arena_held(h, a)) continue;
             for (int j = 0; j < h->node_size; j++) {
                 uintptr_t base = (uintptr_t)h->arenas[a].base[j];
                 if (h->arenas[a].size[j] && p >= base && p - base < h->arenas[a].size[j])
@@ -496,6 +686,7 @@ int plancoll_free(void *ptr)
                                     "allocated a block frees it",
                                     ptr, j);
             }
+        }
     return pc_error(PLANCOLL_ERR_ARGUMENT,
                     "plancoll_free(%p): not memory from plancoll_malloc (or its communicator was freed)", ptr);
 }

@@ -16,13 +16,23 @@
  * pointer with pc_heap_peer_address(L, owner_node_rank, arena, offset).
  *
  * Allocator (all bookkeeping is process-local memory: the shared parts hold only user data, so a user
- * overrunning a buffer cannot corrupt the allocator and plancoll_free never touches shared memory).  Blocks
+ * overrunning a buffer cannot corrupt the allocator and plancoll_free never writes shared memory).  Blocks
  * are multiples of PC_HEAP_ALIGN bytes starting PC_HEAP_ALIGN-aligned; free blocks sit in one first-fit
  * list (most recently freed first), each block knows its address neighbours in its arena so a freed block
  * merges with free neighbours at once; live blocks are found by address in a hash table, which is what
  * makes a foreign or double free an error instead of a crash.  When this rank's request fits nowhere, the
  * node agrees (one nonblocking allreduce) to add an arena in which each rank that needs room gets a part of
- * max(request, twice its largest part so far, PC_HEAP_MIN_PART) and the others a part of 0 bytes. */
+ * max(request, twice its largest part so far, PC_HEAP_MIN_PART) and the others a part of 0 bytes.
+ *
+ * Memory (reserve.h).  A part is address space until blocks are taken from it: plancoll_malloc reserves the
+ * pages of the block it returns before the ranks agree, so a /dev/shm too small for it is PLANCOLL_ERR_NOMEM on
+ * every rank (the size in the detail), never SIGBUS at a later store.  plancoll_free (local) returns the pages
+ * of a freed block to the system unless this rank's free blocks with memory behind them stay within
+ * PC_HEAP_CACHE_BYTES; a free block is tracked as either wholly backed or wholly returned.  Windows are freed
+ * in plancoll_malloc, the collective call: an arena that holds no live block on any node rank is released,
+ * except one empty arena (the largest) kept for the next requests; when a rank needs a new arena the empty
+ * ones could not serve it and are all released first (replaced, not added to).  A released arena's index is
+ * reused by the next arena; live blocks never move. */
 /*
  * For algorithm authors (reading a peer's user buffer directly).
  *  - Use plan->layout: it is the layout of the user's communicator, the one plancoll_malloc(comm) fills.
@@ -57,6 +67,9 @@ struct pc_heap;
 #define PC_HEAP_ALIGN 64
 /* A rank's first part: small requests do not make one window each. */
 #define PC_HEAP_MIN_PART ((size_t)1 << 20)
+/* Bytes of its free blocks a rank keeps with memory behind them, so a free followed by a malloc of about the
+ * same size costs no page faults; free memory past it goes back to the system at plancoll_free. */
+#define PC_HEAP_CACHE_BYTES ((size_t)1 << 20)
 
 /* Whether [ptr, ptr + bytes) lies inside this rank's own part of one arena of L's heap; if so, *arena and
  * *offset (either may be NULL) receive its location.  bytes == 0 is treated as 1 (ptr itself must be
@@ -72,10 +85,20 @@ bool pc_heap_find(const struct pc_layout *L, const void *ptr, size_t bytes, int 
  * returned on the peer, because arenas are created collectively. */
 void *pc_heap_peer_address(const struct pc_layout *L, int node_rank, int arena, size_t offset);
 
-/* Number of arenas of L's heap (0 when none); the same on every node rank between plancoll_malloc calls. */
+/* Number of arena indices of L's heap (0 when none), released ones included; the same on every node rank
+ * between plancoll_malloc calls. */
 int pc_heap_arenas(const struct pc_layout *L);
-/* Bytes of node rank node_rank's part of arena `arena` (0 when out of range). */
+/* Bytes of node rank node_rank's part of arena `arena` (0 when out of range or released). */
 size_t pc_heap_part_size(const struct pc_layout *L, int node_rank, int arena);
+
+/* What L's heap holds, by its own accounting (all 0 when L has no heap). */
+struct pc_heap_usage {
+    int arenas;    /* arenas (windows) held, the same on every node rank */
+    size_t held;   /* bytes of this rank's parts in them: address space */
+    size_t live;   /* bytes of this rank's live blocks */
+    size_t cached; /* bytes of this rank's free blocks kept with memory behind them (<= PC_HEAP_CACHE_BYTES) */
+};
+void pc_heap_usage(const struct pc_layout *L, struct pc_heap_usage *usage);
 
 /* Frees every arena (collective over the node: MPI_Win_free) and the bookkeeping; called from layout_free.
  * Every pointer into the heap dies here. NULL is a no-op. */

@@ -7,6 +7,7 @@
 #include "../core/errors.h"
 #include "../core/plan.h"
 #include "heap.h"
+#include "reserve.h"
 #include "wait.h"
 
 static int layout_keyval = MPI_KEYVAL_INVALID;
@@ -184,13 +185,24 @@ static int create_control(struct pc_layout *L)
     PC_MPI_CHECK(MPI_Win_shared_query(L->ctl_win, 0, &qsize, &disp, &base));
     L->ctl = base;
     PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, L->ctl_win));
-    if (L->node_rank == 0)
-        for (int i = 0; i < L->node_size; i++) atomic_init(&L->ctl[i].barrier_seq, 0);
+    /* Memory behind the slots before the first store (reserve.h): a full /dev/shm is an error, not SIGBUS. */
+    unsigned long long failed = 0, any_failed = 0;
+    if (L->node_rank == 0) {
+        if (pc_shm_reserve(L->ctl, (size_t)bytes) == 0)
+            for (int i = 0; i < L->node_size; i++) atomic_init(&L->ctl[i].barrier_seq, 0);
+        else
+            failed = (unsigned long long)bytes;
+    }
     PC_MPI_CHECK(MPI_Win_sync(L->ctl_win));
+    /* Over the whole communicator, so that every rank fails the layout together; it is also the node's barrier
+     * after the slots' initialisation. */
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibarrier(L->node_comm, &req));
+    PC_MPI_CHECK(MPI_Iallreduce(&failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req));
     int err = pc_wait_layout(L, 1, &req);
     if (err) return err;
+    if (any_failed)
+        return pc_error(PLANCOLL_ERR_NOMEM, "node control slots of %llu bytes: no shared memory for them (a node's "
+                        "/dev/shm is full or too small)", any_failed);
     PC_MPI_CHECK(MPI_Win_sync(L->ctl_win));
     return PLANCOLL_SUCCESS;
 }

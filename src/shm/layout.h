@@ -91,21 +91,35 @@ void pc_flag_wait(const struct pc_layout *layout, _Atomic uint64_t *flag, uint64
  * its own synchronisation instead (alltoallv.aggregated: two buffer sets and one barrier per execution). */
 struct pc_segment {
     int refcount;
+    struct pc_layout *layout;   /* the layout it belongs to */
     MPI_Win win;
     char *base;                 /* same memory on every node rank, mapped at possibly different addresses */
     size_t size;                /* bytes of data area */
+    size_t reserved;            /* bytes from the mapping's start (flag area, then data) with memory behind them:
+                                   the flags and the data of the largest plan so far; the rest is never touched */
     _Atomic uint64_t *flags;    /* flag area: nflags slots, one cache line each */
     int nflags;
     unsigned char *flag_used;   /* local bookkeeping, identical on node ranks (plans are made collectively) */
     uint64_t last_user;         /* the data area's last claimant (pc_segment_claim), 0 for none */
 };
 
-/* Collective over the node: a segment of at least min_bytes data and nflags free flags; the largest request
- * of the node wins. Adds a reference. *first_flag receives the first of nflags consecutive flag slots. */
+/* A segment of at least min_bytes data and nflags free flags; the largest request of the node wins. Adds a
+ * reference. *first_flag receives the first of nflags consecutive flag slots. Collective over the layout's
+ * whole communicator (every rank calls it at the same point of a plan's set-up): the node agrees on the
+ * segment, and every rank learns whether any node failed, so the set-up goes on everywhere or nowhere. The
+ * memory behind the flags and the first min_bytes of data (the node's largest) is reserved here (reserve.h): a
+ * node whose shared-memory file system cannot hold it fails on every rank with PLANCOLL_ERR_NOMEM, the size in
+ * the detail, and nothing changes. A plan touches only the data it acquired. */
 int pc_segment_acquire(struct pc_layout *layout, size_t min_bytes, int nflags, struct pc_segment **out,
                        int *first_flag);
-/* Collective over the node: returns the flags and drops the reference. */
+/* Collective over the node: returns the flags and drops the reference. When the last plan lets go of the
+ * layout's current segment, the memory of its data past PC_SEGMENT_CACHE_BYTES goes back to the system (between
+ * two node barriers: no node rank still reads what the last execution left, and none reserves it again while it
+ * is returned); the mapping stays for the next plan, which reserves what it needs. */
 void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags);
+/* Data bytes of the current segment kept reserved when no plan uses it: small plans made and destroyed in turn
+ * take no page faults. */
+#define PC_SEGMENT_CACHE_BYTES ((size_t)1 << 20)
 /* A fresh id for a user of segments' data areas (one per plan set-up), unique in this process. */
 uint64_t pc_segment_new_user(void);
 /* Records that user's execution is about to touch seg's data area; true when user was also the last to claim it

@@ -1,14 +1,19 @@
 /* The node-shared heap (plancoll_malloc / plancoll_free) and its lookups (pc_heap_find,
  * pc_heap_peer_address): every node peer's buffer read through the peer mapping, alignment, sizes that differ
  * per rank, reuse of freed blocks and coalescing, growth into new arenas with old pointers intact, release
- * with the communicator, every error case, and a stress run of random malloc/free checking that live blocks
- * never overlap and keep their contents. Links the internals (heap.h lookups). */
+ * with the communicator, every error case, a stress run of random malloc/free checking that live blocks
+ * never overlap and keep their contents, and the high-water mark: after random and growing sequences with
+ * everything freed, the node's heap keeps memory only for each rank's small cache (mincore) and, after the next
+ * plancoll_malloc, at most one empty arena (the heap's accounting and /proc/self/maps). Links the internals
+ * (heap.h lookups). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shm/heap.h"
 #include "shm/layout.h"
+#include "shm/reserve.h"
 #include "testlib.h"
 
 static MPI_Comm node; /* split here, independently of the library */
@@ -383,6 +388,166 @@ static void test_stress(MPI_Comm comm, struct pc_layout *L, int iterations)
     TL_OK(plancoll_free(all));
 }
 
+/* ---- what the heap holds after frees (high-water marks) ---- */
+
+/* Bytes of the pages of L's heap that have memory behind them, on this node: mincore over each arena's window
+ * (every process maps every part, and a shared page counts whoever touched it). The system's view, not the
+ * heap's accounting. */
+static size_t node_resident(struct pc_layout *L)
+{
+    size_t total = 0;
+    for (int a = 0; a < pc_heap_arenas(L); a++) {
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int j = 0; j < nsize; j++) {
+            size_t part = pc_heap_part_size(L, j, a);
+            if (!part) continue;
+            uintptr_t b = (uintptr_t)pc_heap_peer_address(L, j, a, 0);
+            if (b < lo) lo = b;
+            if (b + part > hi) hi = b + part;
+        }
+        if (hi > lo) total += pc_shm_resident((const void *)lo, hi - lo);
+    }
+    return total;
+}
+
+/* Bytes of this process's mappings of MPICH's shared-memory files (/proc/self/maps): every window of the
+ * process, the heap's arenas among them. The system's view of the arenas the heap still holds. */
+static size_t mapped_shm(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return 0;
+    char line[512];
+    size_t total = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (strstr(line, "/dev/shm/") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) total += hi - lo;
+    }
+    fclose(f);
+    return total;
+}
+
+/* Bytes of the node's parts of the arenas the heap holds (the address space it keeps). */
+static size_t node_held(struct pc_layout *L)
+{
+    size_t total = 0;
+    for (int a = 0; a < pc_heap_arenas(L); a++)
+        for (int j = 0; j < nsize; j++) total += pc_heap_part_size(L, j, a);
+    return total;
+}
+
+/* After everything is freed: at most each rank's cache has memory behind it (plus the pages free blocks share
+ * with a part's ends), and after the next plancoll_malloc (collective, where windows are freed) at most one empty
+ * arena is left, which is all the process still maps of the heap. */
+static void check_released(struct pc_layout *L, MPI_Comm comm, size_t mapped_before, const char *what)
+{
+    struct pc_heap_usage u;
+    pc_heap_usage(L, &u);
+    TL_CHECK(u.live == 0, "%s: %zu live bytes after everything was freed", what, u.live);
+    TL_CHECK(u.cached <= PC_HEAP_CACHE_BYTES, "%s: %zu bytes cached, more than %zu", what, u.cached,
+             PC_HEAP_CACHE_BYTES);
+    tl_barrier(comm); /* every rank has freed its blocks */
+    size_t resident = node_resident(L);
+    size_t bound = (size_t)nsize * PC_HEAP_CACHE_BYTES + (size_t)nsize * 2 * 4096 * (size_t)u.arenas;
+    TL_CHECK(resident <= bound, "%s: everything freed, yet %zu bytes of the node's heap have memory (bound %zu)", what,
+             resident, bound);
+    tl_barrier(comm); /* every rank has measured */
+    heap_alloc(0, comm); /* collective: empty arenas beyond one go back */
+    pc_heap_usage(L, &u);
+    TL_CHECK(u.arenas <= 1, "%s: %d arenas held after everything was freed", what, u.arenas);
+    size_t mapped = mapped_shm(), held = node_held(L);
+    TL_CHECK(mapped <= mapped_before + held, "%s: the process maps %zu bytes of /dev/shm, %zu before the sequence and "
+             "%zu in the heap's one arena", what, mapped, mapped_before, held);
+    if (tl_rank == 0)
+        printf("  %s: node heap memory %zu bytes after the frees (bound %zu), %d arena of %zu bytes kept, mapped "
+               "/dev/shm %zu -> %zu bytes\n", what, resident, bound, u.arenas, held, mapped_before, mapped);
+}
+
+/* A long-running program allocating per phase: random mallocs and frees, then a growing sequence of blocks each
+ * freed before the next. Neither may leave the node's heap at its peak. */
+static void test_high_water(MPI_Comm parent, int iterations)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(parent, &comm); /* a heap of its own, measured from empty */
+    heap_alloc(0, comm);         /* makes the layout and the (empty) heap */
+    struct pc_layout *L = NULL;
+    TL_CHECK(pc_layout_get(comm, &L) == PLANCOLL_SUCCESS && L, "pc_layout_get: %s", plancoll_error_detail());
+    if (!L) return;
+    size_t mapped_before = mapped_shm();
+    double t0 = MPI_Wtime();
+    /* A first block sizes the parts, so the random sequence runs mostly inside one arena (windows are slow to
+     * make on an oversubscribed node); its memory must go back too. */
+    char *first = heap_alloc((size_t)4 << 20, comm);
+    if (first) memset(first, 1, (size_t)4 << 20);
+    TL_OK(plancoll_free(first));
+
+    enum { MAX_LIVE = 16 };
+    struct live v[MAX_LIVE];
+    int n = 0;
+    uint64_t rng = 0x41170000u + (uint64_t)tl_rank, tag = 5000;
+    size_t peak = 0;
+    for (int it = 0; it < iterations; it++) {
+        uint64_t r = tl_rand(&rng);
+        size_t size = r % 4 == 0 ? (size_t)(r >> 8) % ((size_t)1 << 20) + 1 : (size_t)(r >> 8) % 65536 + 1;
+        if (n == MAX_LIVE) size = 0; /* still a collective call */
+        char *p = heap_alloc(size, comm);
+        if (p) {
+            fill(p, size, tl_rank, ++tag);
+            v[n++] = (struct live){p, size, tag};
+        }
+        int frees = (int)(tl_rand(&rng) % 2); /* fewer frees than mallocs: the live set grows to MAX_LIVE */
+        for (int f = 0; f < frees && n > 0; f++) {
+            int k = (int)(tl_rand(&rng) % (uint64_t)n);
+            TL_CHECK(verify(v[k].p, v[k].size, tl_rank, v[k].tag) < 0, "block tag %lu overwritten before its free",
+                     (unsigned long)v[k].tag);
+            TL_OK(plancoll_free(v[k].p));
+            v[k] = v[--n];
+        }
+        if (it % 10 == 9) {
+            size_t now = node_resident(L);
+            if (now > peak) peak = now;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        TL_CHECK(verify(v[k].p, v[k].size, tl_rank, v[k].tag) < 0, "block tag %lu overwritten", (unsigned long)v[k].tag);
+        TL_OK(plancoll_free(v[k].p));
+    }
+    if (tl_rank == 0) printf("  random sequence: node heap memory peaked at %zu bytes or more\n", peak);
+    check_released(L, comm, mapped_before, "random sequence");
+
+    /* Blocks of 1, 2, ... 8 MiB on every rank, each freed before the next is asked for: every block is
+     * touched in full (as an application fills it), its first and last pages with a pattern that is checked. */
+    for (size_t k = 1; k <= 8; k++) {
+        size_t size = k << 20;
+        char *p = heap_alloc(size, comm);
+        if (!p) continue;
+        memset(p, 0x3c, size);
+        fill(p, 4096, tl_rank, 9000 + k);
+        fill(p + size - 4096, 4096, tl_rank, 9100 + k);
+        TL_CHECK(verify(p, 4096, tl_rank, 9000 + k) < 0 && verify(p + size - 4096, 4096, tl_rank, 9100 + k) < 0,
+                 "growing block of %zu bytes", size);
+        TL_OK(plancoll_free(p));
+    }
+    check_released(L, comm, mapped_before, "growing sequence");
+
+    /* The kept arena serves a request it holds without a new window, and memory comes back for it. */
+    int before = pc_heap_arenas(L);
+    struct pc_heap_usage u;
+    pc_heap_usage(L, &u);
+    char *again = heap_alloc((size_t)6 << 20, comm);
+    struct pc_heap_usage w;
+    pc_heap_usage(L, &w);
+    TL_CHECK(pc_heap_arenas(L) == before && w.arenas == u.arenas, "a request the kept arena holds made a new arena");
+    if (again) {
+        fill(again, 4096, tl_rank, 9999);
+        memset(again + 4096, 0x3d, ((size_t)6 << 20) - 4096);
+        TL_CHECK(verify(again, 4096, tl_rank, 9999) < 0, "block in the kept arena");
+        TL_OK(plancoll_free(again));
+    }
+    if (tl_rank == 0) printf("  high-water test: %.2f s\n", MPI_Wtime() - t0);
+    pc_layout_release(L);
+    MPI_Comm_free(&comm);
+}
+
 /* Heaps of different communicators coexist; a heap dies with its communicator. */
 static void test_lifetime(MPI_Comm comm)
 {
@@ -404,6 +569,8 @@ static void test_lifetime(MPI_Comm comm)
 int main(int argc, char **argv)
 {
     tl_init(&argc, &argv, "heap");
+    /* test_heap [N]: N random operations in the high-water test (40 by default) */
+    int high_water_iterations = argc > 1 ? atoi(argv[1]) : 40;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
@@ -426,6 +593,7 @@ int main(int argc, char **argv)
         test_growth(comm, L);
         test_stress(comm, L, 1200);
         test_lifetime(comm);
+        test_high_water(comm, high_water_iterations);
         pc_layout_release(L);
     }
     /* A heap on MPI_COMM_WORLD, as applications use it, left for MPI_Finalize. */

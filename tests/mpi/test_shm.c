@@ -1,12 +1,14 @@
 /* The shared-memory layer, checked against independent computations: layout discovery (nodes, uneven nodes,
  * leader communicators, attribute caching and release with the communicator), NUMA maps (real or hwloc
- * synthetic: --synthetic-numa N), the sequence-numbered node barrier and flags, and shared segments that grow
- * while older ones stay usable. */
+ * synthetic: --synthetic-numa N), the sequence-numbered node barrier and flags, shared segments that grow
+ * while older ones stay usable, and the memory of the current segment given back when no plan uses it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "shm/reserve.h"
 #include "testlib.h"
 
 static void check_layout(struct pc_layout *L, int expect_numa)
@@ -171,6 +173,42 @@ static void check_barrier_and_flags(struct pc_layout *L)
     pc_segment_release(seg, first, L->node_size);
 }
 
+/* The current segment's memory goes back to the system when no plan uses it (all but PC_SEGMENT_CACHE_BYTES of
+ * data), and is there again for the next plan that acquires it. Measured with mincore: the system's view. */
+static void check_segment_memory(struct pc_layout *L)
+{
+    const size_t bytes = (size_t)8 << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+    for (int round = 0; round < 2; round++) {
+        struct pc_segment *seg = NULL;
+        int first = -1;
+        int err = pc_segment_acquire(L, bytes, 1, &seg, &first);
+        TL_CHECK(err == PLANCOLL_SUCCESS && seg, "segment of %zu bytes: %s", bytes, plancoll_error_detail());
+        if (!seg) return;
+        /* every node rank fills its share, as a plan's execution would */
+        size_t lo = bytes / (size_t)L->node_size * (size_t)L->node_rank;
+        size_t hi = L->node_rank == L->node_size - 1 ? bytes : lo + bytes / (size_t)L->node_size;
+        memset(seg->base + lo, round + 1, hi - lo);
+        pc_node_barrier(L);
+        size_t used = pc_shm_resident(seg->base, bytes);
+        TL_CHECK(used >= bytes, "round %d: %zu of the %zu data bytes in use have memory", round, used, bytes);
+        for (size_t i = 0; i < bytes; i += 4093)
+            if (seg->base[i] != (char)(round + 1)) {
+                TL_CHECK(0, "round %d: byte %zu of the segment is %d", round, i, seg->base[i]);
+                break;
+            }
+        pc_node_barrier(L);
+        pc_segment_release(seg, first, 1);
+        TL_CHECK(L->segment == seg, "the segment is no longer the layout's current one");
+        size_t kept = pc_shm_resident(seg->base, bytes);
+        size_t bound = PC_SEGMENT_CACHE_BYTES + (size_t)(L->node_size + 1) * page;
+        TL_CHECK(kept <= bound, "round %d: no plan uses the segment, yet %zu bytes of its data have memory (bound %zu)",
+                 round, kept, bound);
+        if (tl_rank == 0 && round == 1)
+            printf("segment of %zu data bytes: %zu with memory while used, %zu after its last user let go\n", bytes, used,
+                   kept);
+    }
+}
+
 int main(int argc, char **argv)
 {
     tl_init(&argc, &argv, "shm");
@@ -184,6 +222,7 @@ int main(int argc, char **argv)
         check_layout(L, expect_numa);
         check_caching(L);
         check_barrier_and_flags(L);
+        check_segment_memory(L);
         pc_layout_release(L);
     }
     return tl_finish();

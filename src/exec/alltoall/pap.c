@@ -76,6 +76,7 @@
 #include "../../core/plan.h"
 #include "../../core/sizes.h"
 #include "../../shm/layout.h"
+#include "../../shm/reserve.h"
 #include "../../shm/wait.h"
 #include "../seg_window.h"
 
@@ -437,14 +438,21 @@ static int setup_shm(struct plancoll_plan_s *plan, struct pap *st)
         }
         PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->shm_win));
     }
-    /* Each rank touches its own region first (its pages land on its NUMA domain, and execute takes no page
-     * fault there) and zeroes its flags; the barrier publishes the zeros before any peer posts. */
-    memset(st->region[st->me_loc], 0, region);
+    /* Each rank reserves its own region first (its pages land on its NUMA domain, execute takes no page fault
+     * there, and a full /dev/shm is an error now instead of SIGBUS later: reserve.h) and zeroes its flags; the
+     * allreduce tells every node rank whether any region has no memory, and publishes the zeros before any peer
+     * posts. */
+    unsigned long long failed = 0, any_failed = 0;
+    if (pc_shm_reserve(st->region[st->me_loc], region) == 0) memset(st->region[st->me_loc], 0, region);
+    else failed = (unsigned long long)region;
     atomic_thread_fence(memory_order_release);
     if (st->shm_win != MPI_WIN_NULL) PC_MPI_CHECK(MPI_Win_sync(st->shm_win));
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibarrier(L->node_comm, &req));
+    PC_MPI_CHECK(MPI_Iallreduce(&failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->node_comm, &req));
     if ((err = pc_wait_layout(L, 1, &req))) return err;
+    if (any_failed)
+        return pc_error(PLANCOLL_ERR_NOMEM, "pap: no shared memory for the node's staging area of %zu bytes (%zu per "
+                        "rank; the node's /dev/shm is full or too small)", region * (size_t)st->nloc, region);
     atomic_thread_fence(memory_order_acquire);
     if (st->shm_win != MPI_WIN_NULL) PC_MPI_CHECK(MPI_Win_sync(st->shm_win));
     return PLANCOLL_SUCCESS;
@@ -467,11 +475,19 @@ static int setup_rma(struct plancoll_plan_s *plan, struct pap *st)
         st->rma_win = MPI_WIN_NULL;
         return pc_mpi_error(rc, "MPI_Win_allocate (pap)");
     }
-    memset(st->rma_base, 0, (size_t)st->slot0);
+    /* MPICH places MPI_Win_allocate memory in /dev/shm when ranks share a node: reserve it (reserve.h) before
+     * the flags are zeroed and before any peer puts into it. */
+    unsigned long long failed = 0, any_failed = 0;
+    if (pc_shm_reserve(st->rma_base, (size_t)bytes) == 0) memset(st->rma_base, 0, (size_t)st->slot0);
+    else failed = (unsigned long long)bytes;
     PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->rma_win));
     PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
-    int err = pc_barrier_wait(plan->layout);
+    /* every rank's failure known everywhere; also the barrier after the zeroing */
+    int err = pc_allreduce_wait(plan->layout, &failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
     if (err) return err;
+    if (any_failed)
+        return pc_error(PLANCOLL_ERR_NOMEM, "pap: no memory for a rank's %llu-byte put window (its node's /dev/shm is "
+                        "full or too small)", any_failed);
     PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
     return PLANCOLL_SUCCESS;
 }
