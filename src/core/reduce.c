@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* CHARACTER: the character types and MPI_PACKED, on which MPI defines no reduction. */
 enum type_class { C_INTEGER, F_INTEGER, FLOATING, LOGICAL, COMPLEX, BYTE, PAIR, CHARACTER };
 enum op_kind { OP_MAX, OP_MIN, OP_SUM, OP_PROD, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR, OP_MAXLOC, OP_MINLOC };
 
@@ -80,7 +81,7 @@ static void init_types(void)
     add_type(MPI_LONG_DOUBLE_INT, PAIR);
     add_type(MPI_CHAR, CHARACTER);
     add_type(MPI_WCHAR, CHARACTER);
-    add_type(MPI_PACKED, BYTE);
+    add_type(MPI_PACKED, CHARACTER); /* MPI's byte ops are on MPI_BYTE only (MPICH refuses MPI_PACKED) */
 }
 
 int pc_predefined_type_id(MPI_Datatype type)
@@ -685,10 +686,6 @@ int pc_reduction_mpi_differs(const struct pc_reduction *r, bool *differs)
     int op_id = pc_predefined_op_id(r->op), type_id = pc_predefined_type_id(r->type);
     /* a user op is the same function under MPI; a pair without a loop of plancoll's is MPI's op everywhere */
     if (op_id < 0 || type_id < 0 || !r->fast3) return PLANCOLL_SUCCESS;
-    if (r->type == MPI_PACKED) { /* MPI defines no reduction on it (MPICH refuses): plancoll's own only */
-        *differs = true;
-        return PLANCOLL_SUCCESS;
-    }
     if (mpi_agreement[type_id][op_id]) {
         *differs = mpi_agreement[type_id][op_id] < 0;
         return PLANCOLL_SUCCESS;
