@@ -168,7 +168,8 @@ PLANCOLL_API int plancoll_plan_alltoallv(const void *sendbuf, const int sendcoun
  *   rounds are the same under every algorithm; others are within (P-1) u sum|x| (SUM) or about (P-1) u |product|
  *   (PROD) of the exact result, u the type's unit roundoff. The sign and payload of a NaN result are unspecified.
  *   Complex SUM is by parts; complex PROD is the product of the type's language: C's operator (C11 Annex G: infinite
- *   products recovered) on the C types, the two textbook formulas on Fortran's COMPLEX and DOUBLE COMPLEX.
+ *   products recovered) on the C types, the two textbook formulas on Fortran's COMPLEX and DOUBLE COMPLEX (with
+ *   infinities or NaNs among three or more factors, which parts end infinite or NaN depends on the order).
  * allreduce.native, and inter=mpi of the hierarchical algorithms, let MPI reduce with its own op. They are
  * candidates only for (op, datatype) pairs where MPI's op gives the answers above, which plancoll finds out once
  * per process by comparing MPI_Reduce_local with its own loops on values where implementations differ; forced

@@ -15,7 +15,8 @@
  * An algorithm that cannot give plancoll's answer for a pair (MPI's own op differs from the definition) must be
  * refused with PLANCOLL_ERR_INAPPLICABLE on every rank; only MPI-backed candidates may be refused, and MPI's own
  * collective must stay available where it agrees (int and double SUM). Receive-buffer gaps of the pair types
- * must survive. Small vectors and one execution per plan: the subject is the values, not the sizes. Every datatype
+ * must survive. At 1 and 2 ranks every pair MPI does not allow (MPI_CHAR and MPI_PACKED take no op) must fail with
+ * PLANCOLL_ERR_OP. Small vectors and one execution per plan: the subject is the values, not the sizes. Every datatype
  * runs at 1 and 2 ranks, where each (op, datatype) meets every ordered pair of values; with more ranks, where the
  * algorithms' trees differ, one datatype of each of plancoll's loops does (every width and signedness of integer,
  * every floating and complex type, every pair); on emulated nodes, where MPI also reduces across nodes and between
@@ -887,6 +888,21 @@ static void run_pair(const struct ttype *t, enum op o)
     free(r.exp);
 }
 
+/* A pair MPI does not allow is refused with PLANCOLL_ERR_OP on every rank, the receive buffer untouched. */
+static void check_refused(MPI_Datatype type, const char *type_name, enum op o)
+{
+    unsigned char send[64] = {0}, recv[64];
+    memset(recv, GAP_BYTE, sizeof recv);
+    plancoll_plan p = NULL;
+    int rc = plancoll_plan_allreduce(send, recv, 1, type, mpi_op(o), MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &p);
+    TL_CHECK(rc == PLANCOLL_ERR_OP && p == NULL, "%s on %s, which MPI does not allow: got %d (%s), expected PLANCOLL_ERR_OP",
+             op_names[o], type_name, rc, plancoll_strerror(rc));
+    if (p) plancoll_destroy_plan(&p);
+    bool untouched = true;
+    for (size_t i = 0; i < sizeof recv; i++) untouched = untouched && recv[i] == GAP_BYTE;
+    TL_CHECK(untouched, "%s on %s was refused but wrote the receive buffer", op_names[o], type_name);
+}
+
 /* Emulated nodes as MPI_Comm_split_type sees them. */
 static int count_nodes(void)
 {
@@ -940,8 +956,15 @@ int main(int argc, char **argv)
             if (tl_rank == 0) printf("  %s: not available in this MPI or of an unexpected size, skipped\n", types[i].name);
             continue;
         }
-        for (int o = 0; o < NOPS; o++)
+        for (int o = 0; o < NOPS; o++) {
             if (mpi_allows((enum op)o, types[i].kind)) run_pair(&types[i], (enum op)o);
+            else if (tl_size <= 2) check_refused(types[i].type, types[i].name, (enum op)o);
+        }
+    }
+    /* no reduction at all on characters and packed bytes */
+    for (int o = 0; o < NOPS && tl_size <= 2; o++) {
+        check_refused(MPI_CHAR, "MPI_CHAR", (enum op)o);
+        check_refused(MPI_PACKED, "MPI_PACKED", (enum op)o);
     }
     if (tl_rank == 0)
         printf("allreduce_ops: %ld (op, datatype) pairs x %d candidates, allreduce.native refused for %ld, %.2f s\n",

@@ -6,7 +6,7 @@
  *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h), else 0.
  * MPI reduces with its own op, so the candidate is not applicable where that op gives other results than
  * plancoll's definition (reduce.c asks MPI once per (op, datatype)); floating SUM and PROD results get their NaNs
- * settled (a read-only pass when there is none), since MPI may leave different NaNs on different ranks. */
+ * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks. */
 #include <stdlib.h>
 
 #include "common.h"
