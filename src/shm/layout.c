@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../core/errors.h"
+#include "../core/phase_times.h"
 #include "../core/plan.h"
 #include "heap.h"
 #include "wait.h"
@@ -13,6 +14,7 @@ static int layout_keyval = MPI_KEYVAL_INVALID;
 
 static void layout_free(struct pc_layout *L)
 {
+    double t0 = pc_phase_start();
     pc_heap_destroy(L->heap); /* collective over the node (MPI_Win_free): every heap pointer dies here */
     if (L->segment) {
         struct pc_segment *seg = L->segment;
@@ -34,6 +36,7 @@ static void layout_free(struct pc_layout *L)
     free(L->numa_of_local);
     free(L->numa_of_rank);
     free(L);
+    pc_phase_add(PC_PHASE_LAYOUT_FREE, t0);
 }
 
 void pc_layout_release(struct pc_layout *L)
@@ -202,7 +205,9 @@ static int layout_create(MPI_Comm comm, struct pc_layout **out)
     L->refcount = 1;
     L->comm = L->node_comm = L->leader_comm = MPI_COMM_NULL;
     L->ctl_win = MPI_WIN_NULL;
+    double t0 = pc_phase_start();
     int rc = MPI_Comm_dup(comm, &L->comm);
+    pc_phase_add(PC_PHASE_LAYOUT_DUP, t0);
     if (rc != MPI_SUCCESS) {
         free(L);
         return pc_mpi_error(rc, "MPI_Comm_dup");
@@ -213,10 +218,18 @@ static int layout_create(MPI_Comm comm, struct pc_layout **out)
     L->oversubscribed = true; /* until the host census: yield while waiting */
     L->wait_mode = pc_wait_mode_from_env();
     if (L->wait_mode < 0) L->wait_mode = PC_WAIT_AUTO; /* the plan call reports the bad value */
+    double t = pc_phase_start();
     int err = discover_nodes(L);
+    pc_phase_add(PC_PHASE_LAYOUT_NODES, t);
+    t = pc_phase_start();
     if (!err) err = discover_numa(L);
+    pc_phase_add(PC_PHASE_LAYOUT_NUMA, t);
+    t = pc_phase_start();
     if (!err) err = host_census(L);
+    pc_phase_add(PC_PHASE_LAYOUT_HOST, t);
+    t = pc_phase_start();
     if (!err) err = create_control(L);
+    pc_phase_add(PC_PHASE_LAYOUT_CONTROL, t);
     if (err) {
         layout_free(L);
         return err;
@@ -239,7 +252,9 @@ int pc_layout_get(MPI_Comm comm, struct pc_layout **out)
         return PLANCOLL_SUCCESS;
     }
     struct pc_layout *L = NULL;
+    double t0 = pc_phase_start();
     int err = layout_create(comm, &L);
+    pc_phase_add(PC_PHASE_LAYOUT, t0);
     if (err) return err;
     int rc = MPI_Comm_set_attr(comm, layout_keyval, L);
     if (rc != MPI_SUCCESS) {

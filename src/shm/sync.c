@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../core/errors.h"
+#include "../core/phase_times.h"
 #include "../core/plan.h"
 #include "layout.h"
 #include "wait.h"
@@ -94,7 +95,17 @@ static int find_free_flags(const struct pc_segment *seg, int n)
     return -1;
 }
 
+static int segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct pc_segment **out, int *first_flag);
+
 int pc_segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct pc_segment **out, int *first_flag)
+{
+    double t0 = pc_phase_start();
+    int err = segment_acquire(L, min_bytes, nflags, out, first_flag);
+    pc_phase_add(PC_PHASE_SEGMENT, t0);
+    return err;
+}
+
+static int segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, struct pc_segment **out, int *first_flag)
 {
     unsigned long long want[2] = {min_bytes, (unsigned long long)(nflags < 0 ? 0 : nflags)}, need[2];
     MPI_Request req;
