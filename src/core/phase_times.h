@@ -10,11 +10,9 @@
 enum pc_phase {
     PC_PHASE_LAYOUT,         /* a layout created for a communicator (everything below marked "layout:") */
     PC_PHASE_LAYOUT_DUP,     /* layout: plancoll's duplicate of the user's communicator */
-    PC_PHASE_LAYOUT_NODES,   /* layout: who is on which node (node and leader communicators, node map) */
-    PC_PHASE_LAYOUT_NUMA,    /* layout: NUMA domains of every rank */
-    PC_PHASE_LAYOUT_HOST,    /* layout: ranks per host, oversubscription */
-    PC_PHASE_LAYOUT_CONTROL, /* layout: the node's control slots (node barrier) */
-    PC_PHASE_NODE_COMMS,     /* node and leader communicators made when a plan first needs them */
+    PC_PHASE_LAYOUT_NODES,   /* layout: node map, NUMA map, host census (from the census, or a survey) */
+    PC_PHASE_NODE_COMMS,     /* node and leader communicators, made when a plan first needs them */
+    PC_PHASE_CONTROL,        /* the node's control slots (node barrier), made when a plan first needs them */
     PC_PHASE_AGREE,          /* argument checks and agreement across ranks (plan_finish's collectives) */
     PC_PHASE_CALIBRATE,      /* measuring the machine model */
     PC_PHASE_CHOOSE,         /* candidates enumerated, ranked and (MEASURE) timed */
