@@ -238,7 +238,7 @@ static void alltoall(MPI_Comm comm, int k, const char *forced)
 static void allreduce(MPI_Comm comm, int k)
 {
     const int P = tl_size, n = 7;
-    long s[7], d[7];
+    long s[7] = {0}, d[7] = {0};
     plancoll_plan p = NULL;
     int rc = plancoll_plan_allreduce(s, d, n, MPI_LONG, MPI_SUM, comm, PLANCOLL_ESTIMATE, &p);
     TL_CHECK(rc == PLANCOLL_SUCCESS, "cycle %d: allreduce plan: %s", k, plancoll_error_detail());
