@@ -1,8 +1,6 @@
 #include "layout.h"
 
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "../core/errors.h"
 #include "../core/phase_times.h"
