@@ -10,6 +10,7 @@
 #include "../exec/measure.h"
 #include "../planner/planner.h"
 #include "../shm/layout.h"
+#include "phase_times.h"
 #include "../shm/wait.h"
 #include "../transpose/transpose.h"
 #include "validate.h"
@@ -125,6 +126,7 @@ static int check_mpi(void)
 void pc_plan_free(struct plancoll_plan_s *p)
 {
     if (!p) return;
+    double t0 = pc_phase_start();
     if (p->alg && p->alg->teardown) p->alg->teardown(p);
     pc_typeinfo_free(&p->stype);
     pc_typeinfo_free(&p->rtype);
@@ -132,6 +134,7 @@ void pc_plan_free(struct plancoll_plan_s *p)
     free(p->sdispls);
     free(p->recvcounts);
     free(p->rdispls);
+    pc_phase_add(PC_PHASE_DESTROY, t0);
     pc_layout_release(p->layout);
     free(p);
 }
@@ -253,6 +256,7 @@ static int calibration_setting(bool *on)
 
 static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
 {
+    double t_agree = pc_phase_start();
     struct pc_forced allowed[PC_MAX_CANDIDATES];
     int nallowed = 0;
     const char *forced_text = getenv("PLANCOLL_ALGORITHM");
@@ -309,6 +313,8 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         model_agreed = known && wm[0] == mh && wm[1] == ~mh;
     }
 
+    pc_phase_add(PC_PHASE_AGREE, t_agree);
+    double t_choose = pc_phase_start();
     char key[160];
     pc_problem_key(&p->prob, key, sizeof key);
     struct pc_machine_model model;
@@ -339,7 +345,10 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     if (!err && !d.how && ncands > 1 && !model_agreed && calibrate) {
         /* The candidates must be ranked and this shape has no agreed model yet: calibrate (collective; every
          * rank reached this branch from agreed facts), remember, and rank again. */
+        double t_cal = pc_phase_start();
         err = pc_calibrate(p->layout, &model);
+        pc_phase_add(PC_PHASE_CALIBRATE, t_cal);
+        t_choose += MPI_Wtime() - t_cal; /* calibration is not part of the choice */
         if (!err) {
             snprintf(model.shape, sizeof model.shape, "%s", shape);
             pc_model_remember(&model);
@@ -357,6 +366,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         err = pc_choose(&p->prob, cands, ncands, nallowed > 0, &hooks, vout, &d);
         pc_measure_release(&trial); /* before the chosen plan's set-up allocates its own memory */
     }
+    pc_phase_add(PC_PHASE_CHOOSE, t_choose);
     if (err) {
         pc_plan_free(p);
         return err;
@@ -377,6 +387,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     double t0 = MPI_Wtime();
     err = pc_agree_error(p, p->alg->setup(p));
     p->setup_seconds = MPI_Wtime() - t0;
+    pc_phase_add(PC_PHASE_SETUP, t0);
     if (!err) err = pc_plan_register(p);
     if (err) {
         pc_plan_free(p);

@@ -29,7 +29,7 @@ struct cal {
     struct pc_layout *L;
     char *priv;                  /* MAX_BYTES private scratch */
     char *priv2;
-    MPI_Win win;                 /* node-shared: flags line per local rank, then MAX_BYTES slot per local rank */
+    struct pc_node_shm area;     /* node-shared: flags line per local rank, then MAX_BYTES slot per local rank */
     char *shm;
     _Atomic uint64_t *flags;     /* local rank i's flag at flags[i * 8] */
     uint64_t seq;
@@ -421,7 +421,7 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
     struct cal c;
     memset(&c, 0, sizeof c);
     c.L = L;
-    c.win = MPI_WIN_NULL;
+    c.area.win = MPI_WIN_NULL;
     c.progress = L->rank == 0 && isatty(2);
     /* Every rank allocates and frees the same way, so a failure anywhere is agreed below. */
     int local = PLANCOLL_SUCCESS;
@@ -432,36 +432,37 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
         memset(c.priv, 1, MAX_BYTES);
         memset(c.priv2, 2, MAX_BYTES);
     }
-    MPI_Aint slot = 64 + MAX_BYTES;
-    int mpi = MPI_Win_allocate_shared(slot, 1, MPI_INFO_NULL, L->node_comm, &c.shm, &c.win);
-    if (mpi != MPI_SUCCESS && !local) local = pc_error(PLANCOLL_ERR_MPI, "calibration's shared window");
-    if (mpi == MPI_SUCCESS) {
-        /* Each rank's own part has memory behind it before anyone stores (reserve.h): a full /dev/shm fails the
-         * calibration (agreed below) instead of raising SIGBUS. */
-        if (pc_shm_reserve(c.shm, (size_t)slot) != 0 && !local)
-            local = pc_error(PLANCOLL_ERR_NOMEM, "calibration's shared window: no shared memory for %ld bytes (the "
-                             "node's /dev/shm is full or too small)", (long)slot);
-        /* Contiguous by default: flags of every local rank first (a line each), then the copy slots. */
-        MPI_Aint size;
-        int disp;
-        MPI_Win_shared_query(c.win, 0, &size, &disp, &c.shm);
-        c.flags = (_Atomic uint64_t *)c.shm;
-        MPI_Win_lock_all(MPI_MODE_NOCHECK, c.win);
+    /* Collective over the communicator, and their failures agreed inside: the node barrier's slots, and the
+     * node area (flags of every local rank first, a line each, then the copy slots). */
+    int err = pc_layout_control(L);
+    if (!err) err = pc_node_shm_alloc(L, (size_t)L->node_size * (64 + (size_t)MAX_BYTES), &c.area);
+    bool mapped = !err;
+    if (mapped) {
+        c.shm = c.area.base;
+        c.flags = (_Atomic uint64_t *)(void *)c.shm;
+        /* This rank's flag line and copy slot have memory behind them before anyone stores (reserve.h): a full
+         * /dev/shm fails the calibration (agreed below) instead of raising SIGBUS. */
+        if ((pc_shm_reserve(c.shm + 64 * (size_t)L->node_rank, 64) != 0 ||
+             pc_shm_reserve(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, MAX_BYTES) != 0) &&
+            !local)
+            local = pc_error(PLANCOLL_ERR_NOMEM, "calibration's node-shared area: no shared memory for %zu bytes (the "
+                             "node's /dev/shm is full or too small)", (size_t)(64 + MAX_BYTES));
     }
     int any = local ? 1 : 0;
-    int err = pc_allreduce_wait(L, MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX);
+    if (!err) err = pc_allreduce_wait(L, MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX);
     if (!err && any && !local) err = pc_error(PLANCOLL_ERR_REMOTE, "calibration failed on another rank");
     if (!err && !local) {
         /* The flag and slot of this rank may lie in a peer's part: written only once every part is reserved. */
         memset(c.shm + 64 * (size_t)L->node_rank, 0, 64);
         memset(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, 3, MAX_BYTES);
+        pc_node_shm_sync(&c.area);
         pc_node_barrier(L); /* every slot initialised before anyone reads it */
+        pc_node_shm_sync(&c.area);
         err = run(&c, m, t0);
     }
-    if (c.win != MPI_WIN_NULL) {
-        pc_node_barrier(L);
-        MPI_Win_unlock_all(c.win);
-        MPI_Win_free(&c.win);
+    if (mapped) {
+        pc_node_barrier(L); /* no rank of the node still reads my slot */
+        pc_node_shm_free(&c.area);
     }
     free(c.priv);
     free(c.priv2);

@@ -549,6 +549,11 @@ int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
     if (err) return err;
     struct pc_layout *L = NULL;
     if ((err = pc_layout_get(comm, &L))) return err;
+    /* arenas are windows over the node communicator (collective over comm, like this call) */
+    if ((err = pc_layout_comms(L))) {
+        pc_layout_release(L);
+        return err;
+    }
 
     /* Local checks and reservations; their failure is agreed below so that no rank is left waiting. */
     int local = PLANCOLL_SUCCESS;

@@ -1,11 +1,11 @@
 #include "layout.h"
 
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "../core/errors.h"
+#include "../core/phase_times.h"
 #include "../core/plan.h"
+#include "census.h"
 #include "heap.h"
 #include "reserve.h"
 #include "wait.h"
@@ -14,16 +14,14 @@ static int layout_keyval = MPI_KEYVAL_INVALID;
 
 static void layout_free(struct pc_layout *L)
 {
+    double t0 = pc_phase_start();
     pc_heap_destroy(L->heap); /* collective over the node (MPI_Win_free): every heap pointer dies here */
     if (L->segment) {
         struct pc_segment *seg = L->segment;
         L->segment = NULL;
-        pc_segment_release(seg, 0, 0);
+        pc_segment_release(seg, -1, 0);
     }
-    if (L->ctl_win != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(L->ctl_win);
-        MPI_Win_free(&L->ctl_win);
-    }
+    pc_node_shm_free(&L->ctl_shm);
     if (L->leader_comm != MPI_COMM_NULL) MPI_Comm_free(&L->leader_comm);
     if (L->node_comm != MPI_COMM_NULL) MPI_Comm_free(&L->node_comm);
     if (L->comm != MPI_COMM_NULL) MPI_Comm_free(&L->comm);
@@ -35,6 +33,7 @@ static void layout_free(struct pc_layout *L)
     free(L->numa_of_local);
     free(L->numa_of_rank);
     free(L);
+    pc_phase_add(PC_PHASE_LAYOUT_FREE, t0);
 }
 
 void pc_layout_release(struct pc_layout *L)
@@ -51,160 +50,115 @@ static int delete_layout(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-static int host_census(struct pc_layout *L)
+/* The node map, NUMA map and host census of L->comm from a census covering its processes (index[r]: census
+ * position of rank r). Local: the same computation on every rank from the same facts. */
+static int derive(struct pc_layout *L, const struct pc_census *c, const int *index)
 {
-    char name[MPI_MAX_PROCESSOR_NAME] = "";
-    int len = 0;
-    PC_MPI_CHECK(MPI_Get_processor_name(name, &len));
-    uint64_t h = pc_hash_bytes(PC_HASH_SEED, name, (size_t)len);
-    MPI_Comm host;
-    PC_MPI_CHECK(MPI_Comm_split(L->comm, (int)(h & 0x3fffffff), L->rank, &host));
-    MPI_Comm_size(host, &L->host_ranks);
-    MPI_Comm_free(&host);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    L->host_cores = cores > 0 ? (int)cores : 1;
-    L->oversubscribed = L->host_ranks > L->host_cores;
-    int local = L->oversubscribed, any = 0;
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Iallreduce(&local, &any, 1, MPI_INT, MPI_LOR, L->comm, &req));
-    int err = pc_wait_layout(L, 1, &req);
-    if (err) return err;
-    L->any_oversubscribed = any != 0;
-    return PLANCOLL_SUCCESS;
-}
-
-static int discover_nodes(struct pc_layout *L)
-{
-    PC_MPI_CHECK(MPI_Comm_split_type(L->comm, MPI_COMM_TYPE_SHARED, L->rank, MPI_INFO_NULL, &L->node_comm));
-    MPI_Comm_rank(L->node_comm, &L->node_rank);
-    MPI_Comm_size(L->node_comm, &L->node_size);
-    PC_MPI_CHECK(MPI_Comm_split(L->comm, L->node_rank, L->rank, &L->leader_comm));
-
-    /* Every rank learns (rank of its node's first rank, its node rank) for all ranks in one allgather. */
-    int mine[2] = {L->rank, L->node_rank};
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibcast(&mine[0], 1, MPI_INT, 0, L->node_comm, &req));
-    int err = pc_wait_layout(L, 1, &req);
-    if (err) return err;
-    mine[1] = L->node_rank;
-    int *all = malloc(sizeof(int) * 2 * (size_t)L->size);
-    L->node_of = malloc(sizeof(int) * (size_t)L->size);
-    L->local_rank_of = malloc(sizeof(int) * (size_t)L->size);
-    L->node_ranks = malloc(sizeof(int) * (size_t)L->size);
-    if (!all || !L->node_of || !L->local_rank_of || !L->node_ranks) {
-        free(all);
-        return pc_error(PLANCOLL_ERR_NOMEM, "layout of %d ranks", L->size);
+    const int P = L->size;
+    L->node_of = malloc(sizeof(int) * (size_t)P);
+    L->local_rank_of = malloc(sizeof(int) * (size_t)P);
+    L->node_ranks = malloc(sizeof(int) * (size_t)P);
+    L->numa_of_rank = malloc(sizeof(int) * (size_t)P);
+    int *mine_of = malloc(sizeof(int) * (size_t)c->nnodes);  /* census node -> node of this layout */
+    int *of_mine = malloc(sizeof(int) * (size_t)c->nnodes);  /* node of this layout -> census node */
+    int *host_count = calloc((size_t)c->size, sizeof(int)); /* ranks of this layout per census host */
+    int *numa_count = NULL;
+    bool *bound = NULL;
+    int err = PLANCOLL_SUCCESS;
+    if (!L->node_of || !L->local_rank_of || !L->node_ranks || !L->numa_of_rank || !mine_of || !of_mine || !host_count) {
+        err = pc_error(PLANCOLL_ERR_NOMEM, "layout of %d ranks", P);
+        goto out;
     }
-    int rc = MPI_Iallgather(mine, 2, MPI_INT, all, 2, MPI_INT, L->comm, &req);
-    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (layout)");
-    if (err) {
-        free(all);
-        return err;
-    }
-    /* A node's first rank is its own first rank, so nodes are numbered in order of first appearance. */
-    int *node_of_first = malloc(sizeof(int) * (size_t)L->size);
-    if (!node_of_first) {
-        free(all);
-        return pc_error(PLANCOLL_ERR_NOMEM, "layout");
-    }
+    /* Nodes numbered by first appearance in rank order, i.e. by their lowest rank, as MPI_Comm_split_type with
+     * the rank as key orders them; node ranks in rank order. */
+    for (int k = 0; k < c->nnodes; k++) mine_of[k] = -1;
     L->nnodes = 0;
-    for (int r = 0; r < L->size; r++) {
-        int first = all[2 * r];
-        if (first == r) node_of_first[r] = L->nnodes++;
-        L->node_of[r] = node_of_first[first];
-        L->local_rank_of[r] = all[2 * r + 1];
+    for (int r = 0; r < P; r++) {
+        int k = c->member[index[r]].node;
+        if (mine_of[k] < 0) {
+            of_mine[L->nnodes] = k;
+            mine_of[k] = L->nnodes++;
+        }
+        L->node_of[r] = mine_of[k];
     }
-    free(node_of_first);
-    free(all);
-    L->node_id = L->node_of[L->rank];
     L->node_sizes = calloc((size_t)L->nnodes, sizeof(int));
     L->node_first = calloc((size_t)L->nnodes + 1, sizeof(int));
-    if (!L->node_sizes || !L->node_first) return pc_error(PLANCOLL_ERR_NOMEM, "layout");
-    for (int r = 0; r < L->size; r++) L->node_sizes[L->node_of[r]]++;
+    numa_count = malloc(sizeof(int) * (size_t)L->nnodes);
+    bound = malloc(sizeof(bool) * (size_t)L->nnodes);
+    if (!L->node_sizes || !L->node_first || !numa_count || !bound) {
+        err = pc_error(PLANCOLL_ERR_NOMEM, "layout of %d nodes", L->nnodes);
+        goto out;
+    }
+    for (int r = 0; r < P; r++) L->local_rank_of[r] = L->node_sizes[L->node_of[r]]++;
     for (int k = 0; k < L->nnodes; k++) L->node_first[k + 1] = L->node_first[k] + L->node_sizes[k];
-    for (int r = 0; r < L->size; r++) L->node_ranks[L->node_first[L->node_of[r]] + L->local_rank_of[r]] = r;
-    return PLANCOLL_SUCCESS;
-}
+    for (int r = 0; r < P; r++) L->node_ranks[L->node_first[L->node_of[r]] + L->local_rank_of[r]] = r;
+    L->node_id = L->node_of[L->rank];
+    L->node_rank = L->local_rank_of[L->rank];
+    L->node_size = L->node_sizes[L->node_id];
 
-static int discover_numa(struct pc_layout *L)
-{
-    int domains = 1, domain = -1;
-    pc_topology_numa(&domains, &domain);
-    int mine[2] = {domains, domain};
-    int *all = malloc(sizeof(int) * 2 * (size_t)L->node_size);
-    L->numa_of_local = malloc(sizeof(int) * (size_t)L->node_size);
-    if (!all || !L->numa_of_local) {
-        free(all);
-        return pc_error(PLANCOLL_ERR_NOMEM, "NUMA map");
+    /* Host census: this layout's ranks on each host against that host's cores. */
+    const struct pc_census_member *me = &c->member[index[L->rank]];
+    for (int r = 0; r < P; r++) host_count[c->member[index[r]].host]++;
+    L->host_ranks = host_count[me->host];
+    L->host_cores = me->host_cores;
+    L->oversubscribed = L->host_ranks > L->host_cores;
+    L->any_oversubscribed = false;
+    for (int r = 0; r < P; r++) {
+        const struct pc_census_member *m = &c->member[index[r]];
+        if (host_count[m->host] > m->host_cores) L->any_oversubscribed = true;
     }
-    MPI_Request req;
-    int rc = MPI_Iallgather(mine, 2, MPI_INT, all, 2, MPI_INT, L->node_comm, &req);
-    int err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (NUMA map)");
-    if (err) {
-        free(all);
-        return err;
+
+    /* NUMA: a node's domain count is the largest any of its ranks sees; binding places ranks only if it places
+     * every rank of the node, otherwise the node's ranks are dealt over the domains in blocks. */
+    for (int k = 0; k < L->nnodes; k++) {
+        numa_count[k] = 1;
+        bound[k] = true;
     }
-    /* Binding counts only if it places every rank of the node; otherwise deal ranks over domains. */
-    L->num_numa = 1;
-    bool all_bound = true;
-    for (int i = 0; i < L->node_size; i++) {
-        if (all[2 * i] > L->num_numa) L->num_numa = all[2 * i];
-        if (all[2 * i + 1] < 0) all_bound = false;
+    for (int r = 0; r < P; r++) {
+        const struct pc_census_member *m = &c->member[index[r]];
+        int k = L->node_of[r];
+        if (m->numa_domains > numa_count[k]) numa_count[k] = m->numa_domains;
+        if (m->numa_domain < 0) bound[k] = false;
     }
-    L->numa_from_binding = all_bound;
-    for (int i = 0; i < L->node_size; i++)
-        L->numa_of_local[i] = all_bound ? all[2 * i + 1] : pc_numa_by_rank(i, L->node_size, L->num_numa);
-    free(all);
-    /* Every rank's domain and the largest domain count, so leaders of other nodes can be placed too. */
-    int pair[2] = {L->numa_of_local[L->node_rank], L->num_numa};
-    int *every = malloc(sizeof(int) * 2 * (size_t)L->size);
-    L->numa_of_rank = malloc(sizeof(int) * (size_t)L->size);
-    if (!every || !L->numa_of_rank) {
-        free(every);
-        return pc_error(PLANCOLL_ERR_NOMEM, "NUMA map");
-    }
-    rc = MPI_Iallgather(pair, 2, MPI_INT, every, 2, MPI_INT, L->comm, &req);
-    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (NUMA map)");
     L->max_numa = 1;
-    for (int r = 0; !err && r < L->size; r++) {
-        L->numa_of_rank[r] = every[2 * r];
-        if (every[2 * r + 1] > L->max_numa) L->max_numa = every[2 * r + 1];
+    for (int r = 0; r < P; r++) {
+        int k = L->node_of[r];
+        L->numa_of_rank[r] = bound[k] ? c->member[index[r]].numa_domain
+                                      : pc_numa_by_rank(L->local_rank_of[r], L->node_sizes[k], numa_count[k]);
+        if (numa_count[k] > L->max_numa) L->max_numa = numa_count[k];
     }
-    free(every);
-    return err;
-}
+    L->num_numa = numa_count[L->node_id];
+    L->numa_from_binding = bound[L->node_id];
+    L->numa_of_local = malloc(sizeof(int) * (size_t)L->node_size);
+    if (!L->numa_of_local) {
+        err = pc_error(PLANCOLL_ERR_NOMEM, "NUMA map");
+        goto out;
+    }
+    for (int i = 0; i < L->node_size; i++) L->numa_of_local[i] = L->numa_of_rank[L->node_ranks[L->node_first[L->node_id] + i]];
 
-static int create_control(struct pc_layout *L)
-{
-    MPI_Aint bytes = L->node_rank == 0 ? (MPI_Aint)sizeof(struct pc_sync_slot) * L->node_size : 0;
-    void *mine = NULL;
-    PC_MPI_CHECK(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, L->node_comm, &mine, &L->ctl_win));
-    MPI_Aint qsize;
-    int disp;
-    void *base;
-    PC_MPI_CHECK(MPI_Win_shared_query(L->ctl_win, 0, &qsize, &disp, &base));
-    L->ctl = base;
-    PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, L->ctl_win));
-    /* Memory behind the slots before the first store (reserve.h): a full /dev/shm is an error, not SIGBUS. */
-    unsigned long long failed = 0, any_failed = 0;
-    if (L->node_rank == 0) {
-        if (pc_shm_reserve(L->ctl, (size_t)bytes) == 0)
-            for (int i = 0; i < L->node_size; i++) atomic_init(&L->ctl[i].barrier_seq, 0);
-        else
-            failed = (unsigned long long)bytes;
+    /* The world's templates fit when every node of this layout holds all of that node's world processes, in
+     * world order (then its node communicator is the template's group); the leader template when this is the
+     * world itself, in its order. Every rank computes this for every node from the same census: one answer. */
+    L->node_template_ok = L->leader_template_ok = false;
+    if (c->world && pc_census_node_template() != MPI_COMM_NULL) {
+        bool fits = true;
+        for (int k = 0; k < L->nnodes && fits; k++) {
+            if (L->node_sizes[k] != c->node_count[of_mine[k]]) fits = false;
+            for (int j = 1; j < L->node_sizes[k] && fits; j++)
+                if (index[L->node_ranks[L->node_first[k] + j]] < index[L->node_ranks[L->node_first[k] + j - 1]]) fits = false;
+        }
+        L->node_template_ok = fits;
+        bool world = P == c->size;
+        for (int r = 0; r < P && world; r++) world = index[r] == r;
+        L->leader_template_ok = fits && world;
     }
-    PC_MPI_CHECK(MPI_Win_sync(L->ctl_win));
-    /* Over the whole communicator, so that every rank fails the layout together; it is also the node's barrier
-     * after the slots' initialisation. */
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Iallreduce(&failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req));
-    int err = pc_wait_layout(L, 1, &req);
-    if (err) return err;
-    if (any_failed)
-        return pc_error(PLANCOLL_ERR_NOMEM, "node control slots of %llu bytes: no shared memory for them (a node's "
-                        "/dev/shm is full or too small)", any_failed);
-    PC_MPI_CHECK(MPI_Win_sync(L->ctl_win));
-    return PLANCOLL_SUCCESS;
+out:
+    free(mine_of);
+    free(of_mine);
+    free(host_count);
+    free(numa_count);
+    free(bound);
+    return err;
 }
 
 static int layout_create(MPI_Comm comm, struct pc_layout **out)
@@ -213,28 +167,104 @@ static int layout_create(MPI_Comm comm, struct pc_layout **out)
     if (!L) return pc_error(PLANCOLL_ERR_NOMEM, "layout");
     L->refcount = 1;
     L->comm = L->node_comm = L->leader_comm = MPI_COMM_NULL;
-    L->ctl_win = MPI_WIN_NULL;
-    int rc = MPI_Comm_dup(comm, &L->comm);
+    L->ctl_shm.win = MPI_WIN_NULL;
+    L->oversubscribed = true; /* until the host census: yield while waiting */
+    L->wait_mode = pc_wait_mode_from_env();
+    if (L->wait_mode < 0) L->wait_mode = PC_WAIT_AUTO; /* the plan call reports the bad value */
+    /* plancoll's own communicator: MPI_Comm_idup, waited with the wait policy (MPI_Comm_dup blocks and spins) */
+    double t = pc_phase_start();
+    MPI_Request req;
+    int rc = MPI_Comm_idup(comm, &L->comm, &req);
     if (rc != MPI_SUCCESS) {
         free(L);
-        return pc_mpi_error(rc, "MPI_Comm_dup");
+        return pc_mpi_error(rc, "MPI_Comm_idup");
+    }
+    int err = pc_wait_layout(L, 1, &req);
+    pc_phase_add(PC_PHASE_LAYOUT_DUP, t);
+    if (err) {
+        layout_free(L);
+        return err;
     }
     MPI_Comm_set_errhandler(L->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(L->comm, &L->rank);
     MPI_Comm_size(L->comm, &L->size);
-    L->oversubscribed = true; /* until the host census: yield while waiting */
-    L->wait_mode = pc_wait_mode_from_env();
-    if (L->wait_mode < 0) L->wait_mode = PC_WAIT_AUTO; /* the plan call reports the bad value */
-    int err = discover_nodes(L);
-    if (!err) err = discover_numa(L);
-    if (!err) err = host_census(L);
-    if (!err) err = create_control(L);
+
+    t = pc_phase_start();
+    MPI_Group group;
+    MPI_Comm_group(L->comm, &group);
+    int *ranks = malloc(sizeof(int) * (size_t)L->size), *index = malloc(sizeof(int) * (size_t)L->size);
+    if (!ranks || !index) {
+        err = pc_error(PLANCOLL_ERR_NOMEM, "layout of %d ranks", L->size);
+    } else {
+        for (int r = 0; r < L->size; r++) ranks[r] = r;
+        const struct pc_census *census = pc_census_find(group, L->size, ranks, index);
+        if (!census) err = pc_census_take(L, group, index, &census);
+        if (!err) err = derive(L, census, index);
+    }
+    free(ranks);
+    free(index);
+    MPI_Group_free(&group);
+    pc_phase_add(PC_PHASE_LAYOUT_NODES, t);
     if (err) {
         layout_free(L);
         return err;
     }
     *out = L;
     return PLANCOLL_SUCCESS;
+}
+
+int pc_layout_comms(struct pc_layout *L)
+{
+    if (L->node_comm != MPI_COMM_NULL && L->leader_comm != MPI_COMM_NULL) return PLANCOLL_SUCCESS;
+    double t0 = pc_phase_start();
+    int err = PLANCOLL_SUCCESS;
+    MPI_Request req;
+    /* The same branch on every rank: the template flags were computed alike everywhere (derive). */
+    if (L->node_comm == MPI_COMM_NULL) {
+        if (L->node_template_ok) {
+            PC_MPI_CHECK(MPI_Comm_idup(pc_census_node_template(), &L->node_comm, &req));
+            err = pc_wait_layout(L, 1, &req);
+        } else {
+            PC_MPI_CHECK(MPI_Comm_split(L->comm, L->node_id, L->rank, &L->node_comm));
+        }
+    }
+    if (!err && L->leader_comm == MPI_COMM_NULL) {
+        if (L->leader_template_ok) {
+            MPI_Comm leaders;
+            err = pc_census_leader_template(L, &leaders);
+            if (!err) {
+                PC_MPI_CHECK(MPI_Comm_idup(leaders, &L->leader_comm, &req));
+                err = pc_wait_layout(L, 1, &req);
+            }
+        } else {
+            PC_MPI_CHECK(MPI_Comm_split(L->comm, L->node_rank, L->rank, &L->leader_comm));
+        }
+    }
+    pc_phase_add(PC_PHASE_NODE_COMMS, t0);
+    return err;
+}
+
+int pc_layout_control(struct pc_layout *L)
+{
+    if (L->ctl) return PLANCOLL_SUCCESS;
+    double t0 = pc_phase_start();
+    size_t bytes = sizeof(struct pc_sync_slot) * (size_t)L->node_size;
+    int err = pc_node_shm_alloc(L, bytes, &L->ctl_shm);
+    if (err) {
+        pc_phase_add(PC_PHASE_CONTROL, t0);
+        return err;
+    }
+    /* Memory behind the slots before the first store (reserve.h): a full /dev/shm is an error on every rank, not
+     * SIGBUS at the first barrier. The slots are zeroed (every barrier_seq starts at 0). */
+    unsigned long long failed = L->node_rank == 0 && pc_shm_reserve(L->ctl_shm.base, bytes) != 0 ? bytes : 0, any = 0;
+    err = pc_allreduce_wait(L, &failed, &any, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
+    if (!err && any)
+        err = pc_error(PLANCOLL_ERR_NOMEM, "node control slots of %llu bytes: no shared memory for them (a node's "
+                       "/dev/shm is full or too small)", any);
+    if (err) pc_node_shm_free(&L->ctl_shm);
+    else L->ctl = (struct pc_sync_slot *)(void *)L->ctl_shm.base;
+    pc_phase_add(PC_PHASE_CONTROL, t0);
+    return err;
 }
 
 int pc_layout_get(MPI_Comm comm, struct pc_layout **out)
@@ -251,7 +281,9 @@ int pc_layout_get(MPI_Comm comm, struct pc_layout **out)
         return PLANCOLL_SUCCESS;
     }
     struct pc_layout *L = NULL;
+    double t0 = pc_phase_start();
     int err = layout_create(comm, &L);
+    pc_phase_add(PC_PHASE_LAYOUT, t0);
     if (err) return err;
     int rc = MPI_Comm_set_attr(comm, layout_keyval, L);
     if (rc != MPI_SUCCESS) {

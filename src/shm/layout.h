@@ -1,7 +1,13 @@
 /* Who is on which node and NUMA domain, computed once per communicator and cached on it as an MPI
  * attribute (freed with the communicator). The layout owns plancoll's duplicate of the communicator, the
- * node and leader communicators, the node's control window (barrier and done flags) and the node's shared
- * data segments. */
+ * node and leader communicators, the node's control slots (node barrier) and the node's shared data segments.
+ *
+ * Creating a layout costs one nonblocking MPI_Comm_idup when this process has already surveyed the
+ * communicator's processes (census.h): the node map, NUMA map and host census come from the census without
+ * communication. Only the first layout over processes not yet surveyed calls MPI_Comm_split_type. The node and
+ * leader communicators and the control slots are made when a plan first needs them (pc_layout_comms,
+ * pc_layout_control), and node-shared memory is a POSIX shared mapping (pc_node_shm_alloc): no blocking MPI
+ * collective (each costs a scheduler slice or more per call when ranks outnumber cores) in the common path. */
 #ifndef PC_LAYOUT_H
 #define PC_LAYOUT_H
 
@@ -22,15 +28,25 @@ struct pc_sync_slot {
 
 struct pc_segment;
 
+/* Memory shared by the ranks of one node: a POSIX shared mapping, or an MPI shared window where POSIX shared
+ * memory fails. The same bytes on every node rank, possibly at different addresses. */
+struct pc_node_shm {
+    char *base;
+    size_t bytes;
+    MPI_Win win; /* MPI_WIN_NULL for a POSIX mapping */
+};
+
 struct pc_layout {
     int refcount;             /* the attribute holds one, each plan one */
     MPI_Comm comm;            /* plancoll's duplicate of the user's communicator */
     int rank, size;
 
-    MPI_Comm node_comm;       /* ranks sharing memory with this one (MPI_COMM_TYPE_SHARED) */
+    MPI_Comm node_comm;       /* ranks sharing memory with this one (MPI_COMM_TYPE_SHARED); see pc_layout_comms */
     int node_rank, node_size;
     int node_id, nnodes;      /* nodes numbered by their lowest rank's order */
-    MPI_Comm leader_comm;     /* local rank j of every node that has one: "leader j" communicator */
+    MPI_Comm leader_comm;     /* local rank j of every node that has one: "leader j" communicator; pc_layout_comms */
+    bool node_template_ok;    /* node_comm can be an idup of the world's node communicator (census.h) */
+    bool leader_template_ok;  /* leader_comm can be an idup of the world's leader communicator */
 
     int *node_of;             /* [size] node of every rank */
     int *local_rank_of;       /* [size] node rank of every rank */
@@ -50,8 +66,8 @@ struct pc_layout {
     bool any_oversubscribed;  /* true on every rank if any host is: planning must agree across ranks */
     int wait_mode;            /* PLANCOLL_WAIT as parsed at layout creation */
 
-    MPI_Win ctl_win;          /* node-shared control slots */
-    struct pc_sync_slot *ctl; /* [node_size] */
+    struct pc_node_shm ctl_shm; /* node-shared control slots */
+    struct pc_sync_slot *ctl; /* [node_size], NULL until pc_layout_control */
     uint64_t barrier_seq;     /* how many node barriers this rank has passed */
 
     struct pc_segment *segment; /* current data segment, or NULL until a plan asks for one */
@@ -63,6 +79,22 @@ struct pc_layout {
 
 /* The layout of comm, created (collectively) at first use. Adds a reference the caller must release. */
 int pc_layout_get(MPI_Comm comm, struct pc_layout **out);
+/* Makes node_comm and leader_comm if they are not made yet. Collective over layout->comm: call it where every
+ * rank of the communicator comes (a plan's set-up), never where only a node's ranks do. */
+int pc_layout_comms(struct pc_layout *layout);
+/* Makes the control slots (pc_node_barrier) if they are not made yet. Collective over layout->comm. */
+int pc_layout_control(struct pc_layout *layout);
+
+/* Collective over layout->comm: every node gets one zeroed area of `bytes` (equal on the ranks of a node; 0 maps
+ * nothing), mapped by all its ranks. A POSIX shared mapping made by node rank 0 and opened by the others (two
+ * nonblocking, yield-waited collectives; nothing stays in /dev/shm); if that fails on any rank, an MPI shared
+ * window on the node communicator. *out is set in every case (win MPI_WIN_NULL unless the fallback ran). */
+int pc_node_shm_alloc(struct pc_layout *layout, size_t bytes, struct pc_node_shm *out);
+/* Local for a mapping, collective over the node for a window; nothing for an area never allocated whose win is
+ * MPI_WIN_NULL and base NULL. */
+void pc_node_shm_free(struct pc_node_shm *shm);
+/* A full memory barrier for what this rank wrote to (or will read from) the area. */
+void pc_node_shm_sync(const struct pc_node_shm *shm);
 void pc_layout_release(struct pc_layout *layout);
 void pc_layout_shape(const struct pc_layout *layout, struct pc_shape *shape);
 
@@ -82,7 +114,7 @@ static inline void pc_flag_post(_Atomic uint64_t *flag, uint64_t seq)
 }
 void pc_flag_wait(const struct pc_layout *layout, _Atomic uint64_t *flag, uint64_t seq);
 
-/* A node-shared data segment (MPI_Win_allocate_shared), shared by every plan of the communicator. A plan
+/* A node-shared data segment (pc_node_shm_alloc), shared by every plan of the communicator. A plan
  * that needs more than the current one makes a bigger one current; older ones live while plans use them.
  * Rules for plans using the data area: every execution claims the segment (pc_segment_claim) before touching the
  * data area, and may write it only once no node rank still reads what an earlier execution left there: in
@@ -92,30 +124,31 @@ void pc_flag_wait(const struct pc_layout *layout, _Atomic uint64_t *flag, uint64
 struct pc_segment {
     int refcount;
     struct pc_layout *layout;   /* the layout it belongs to */
-    MPI_Win win;
+    struct pc_node_shm shm;
     char *base;                 /* same memory on every node rank, mapped at possibly different addresses */
     size_t size;                /* bytes of data area */
     size_t reserved;            /* bytes from the mapping's start (flag area, then data) with memory behind them:
                                    the flags and the data of the largest plan so far; the rest is never touched */
     _Atomic uint64_t *flags;    /* flag area: nflags slots, one cache line each */
     int nflags;
-    unsigned char *flag_used;   /* local bookkeeping, identical on node ranks (plans are made collectively) */
+    int *flag_run;              /* [nflags] 0 free; at a reservation's first flag its length, -1 inside it. Identical
+                                   on every rank of the communicator: requests are maxed over it (pc_segment_acquire) */
     uint64_t last_user;         /* the data area's last claimant (pc_segment_claim), 0 for none */
 };
 
-/* A segment of at least min_bytes data and nflags free flags; the largest request of the node wins. Adds a
- * reference. *first_flag receives the first of nflags consecutive flag slots. Collective over the layout's
- * whole communicator (every rank calls it at the same point of a plan's set-up): the node agrees on the
- * segment, and every rank learns whether any node failed, so the set-up goes on everywhere or nowhere. The
- * memory behind the flags and the first min_bytes of data (the node's largest) is reserved here (reserve.h): a
- * node whose shared-memory file system cannot hold it fails on every rank with PLANCOLL_ERR_NOMEM, the size in
- * the detail, and nothing changes. A plan touches only the data it acquired. */
+/* Collective over the communicator: a segment of at least min_bytes data and nflags free flags; the largest
+ * request of the communicator wins, so every node's segments and flags are alike and every rank makes the same
+ * decisions. Adds a reference. *first_flag receives the first of nflags consecutive flag slots (-1 when no rank
+ * asked for flags). The memory behind the flags and the first min_bytes of data (the largest request) is reserved
+ * here (reserve.h): a node whose shared-memory file system cannot hold it fails on every rank with
+ * PLANCOLL_ERR_NOMEM, the size in the detail, and nothing changes. A plan touches only the data it acquired. */
 int pc_segment_acquire(struct pc_layout *layout, size_t min_bytes, int nflags, struct pc_segment **out,
                        int *first_flag);
-/* Collective over the node: returns the flags and drops the reference. When the last plan lets go of the
- * layout's current segment, the memory of its data past PC_SEGMENT_CACHE_BYTES goes back to the system (between
- * two node barriers: no node rank still reads what the last execution left, and none reserves it again while it
- * is returned); the mapping stays for the next plan, which reserves what it needs. */
+/* Returns the reservation that starts at first_flag (all of it: it may be longer than this rank's nflags, since
+ * another rank may have asked for more; first_flag -1: none) and drops the reference. Collective over the node
+ * when the last plan lets go of the layout's current segment: the memory of its data past PC_SEGMENT_CACHE_BYTES
+ * goes back to the system between two node barriers; the mapping stays for the next plan, which reserves what it
+ * needs. */
 void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags);
 /* Data bytes of the current segment kept reserved when no plan uses it: small plans made and destroyed in turn
  * take no page faults. */

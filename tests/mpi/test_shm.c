@@ -11,32 +11,36 @@
 #include "shm/reserve.h"
 #include "testlib.h"
 
-static void check_layout(struct pc_layout *L, int expect_numa)
+/* The layout of comm against MPI_Comm_split_type on comm itself (the layout of a communicator other than the
+ * first comes from the census, without calling it). */
+static void check_layout(struct pc_layout *L, MPI_Comm comm, int expect_numa)
 {
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
     MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
-    int nrank, nsize, lowest = tl_rank;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int nrank, nsize, lowest = rank;
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
     tl_allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
-    int *lowest_of = malloc(sizeof(int) * tl_size);
-    tl_allgather(&lowest, 1, MPI_INT, lowest_of, MPI_COMM_WORLD);
+    int *lowest_of = malloc(sizeof(int) * size);
+    tl_allgather(&lowest, 1, MPI_INT, lowest_of, comm);
     int nodes = 0;
-    for (int r = 0; r < tl_size; r++) nodes += lowest_of[r] == r;
+    for (int r = 0; r < size; r++) nodes += lowest_of[r] == r;
 
-    TL_CHECK(L->size == tl_size && L->rank == tl_rank, "layout size/rank %d/%d", L->size, L->rank);
+    TL_CHECK(L->size == size && L->rank == rank, "layout size/rank %d/%d, expected %d/%d", L->size, L->rank, size, rank);
     TL_CHECK(L->nnodes == nodes, "layout has %d nodes, MPI_Comm_split_type says %d", L->nnodes, nodes);
     TL_CHECK(L->node_size == nsize && L->node_rank == nrank, "node size/rank %d/%d expected %d/%d", L->node_size,
              L->node_rank, nsize, nrank);
-    for (int r = 0; r < tl_size; r++)
-        for (int s = 0; s < tl_size; s++)
+    for (int r = 0; r < size; r++)
+        for (int s = 0; s < size; s++)
             if ((L->node_of[r] == L->node_of[s]) != (lowest_of[r] == lowest_of[s])) {
                 TL_CHECK(0, "ranks %d and %d: node_of disagrees with MPI_Comm_split_type", r, s);
-                r = s = tl_size;
+                r = s = size;
             }
     const char *k = getenv("MPIR_CVAR_NUM_CLIQUES"), *block = getenv("MPIR_CVAR_CLIQUES_BY_BLOCK");
-    if (k && atoi(k) > 1 && !(block && atoi(block))) {
+    if (comm == MPI_COMM_WORLD && k && atoi(k) > 1 && !(block && atoi(block))) {
         int K = atoi(k) < tl_size ? atoi(k) : tl_size;
         for (int r = 0; r < tl_size; r++)
             TL_CHECK(L->node_of[r] == r % K, "round-robin cliques: rank %d on node %d, expected %d", r, L->node_of[r], r % K);
@@ -49,14 +53,27 @@ static void check_layout(struct pc_layout *L, int expect_numa)
             TL_CHECK(L->node_of[r] == n && L->local_rank_of[r] == j, "node_ranks[%d][%d] = %d is wrong", n, j, r);
         }
     }
-    TL_CHECK(total == tl_size, "node sizes add up to %d", total);
+    TL_CHECK(total == size, "node sizes add up to %d", total);
+    /* node and leader communicators, made on demand (collective): the node communicator is MPI's, member for
+     * member and in the same order */
+    TL_CHECK(pc_layout_comms(L) == PLANCOLL_SUCCESS, "pc_layout_comms failed: %s", plancoll_error_detail());
+    MPI_Group mine, mpis;
+    int same = MPI_UNEQUAL;
+    MPI_Comm_group(L->node_comm, &mine);
+    MPI_Comm_group(node, &mpis);
+    MPI_Group_compare(mine, mpis, &same);
+    TL_CHECK(same == MPI_IDENT, "the node communicator is not MPI_Comm_split_type's (%s)",
+             same == MPI_SIMILAR ? "same ranks, other order" : "other ranks");
+    MPI_Group_free(&mine);
+    MPI_Group_free(&mpis);
+    MPI_Comm_free(&node);
     /* leader communicator j: local rank j of every node that has one */
     int lsize, expected = 0;
     MPI_Comm_size(L->leader_comm, &lsize);
     for (int n = 0; n < L->nnodes; n++) expected += L->node_sizes[n] > L->node_rank;
     TL_CHECK(lsize == expected, "leader comm %d has %d ranks, expected %d", L->node_rank, lsize, expected);
     int *members = malloc(sizeof(int) * lsize);
-    int me = tl_rank;
+    int me = rank;
     tl_allgather(&me, 1, MPI_INT, members, L->leader_comm);
     for (int i = 0; i < lsize; i++)
         TL_CHECK(L->local_rank_of[members[i]] == L->node_rank, "leader comm holds rank %d of local rank %d",
@@ -78,9 +95,32 @@ static void check_layout(struct pc_layout *L, int expect_numa)
         }
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    TL_CHECK(L->host_ranks == tl_size, "all ranks share this host: host_ranks %d", L->host_ranks);
-    TL_CHECK(L->oversubscribed == (tl_size > cores), "oversubscribed %d with %d ranks on %ld cores", L->oversubscribed,
-             tl_size, cores);
+    TL_CHECK(L->host_ranks == size, "all ranks share this host: host_ranks %d", L->host_ranks);
+    TL_CHECK(L->oversubscribed == (size > cores), "oversubscribed %d with %d ranks on %ld cores", L->oversubscribed,
+             size, cores);
+}
+
+/* Communicators over processes the census of the world already covers: reordered, a subset, the upper half
+ * (whole nodes in blocks: its node communicators can come from the world's), a duplicate (everything can). */
+static void check_sub_layouts(int expect_numa)
+{
+    for (int kind = 0; kind < 4; kind++) {
+        MPI_Comm sub = MPI_COMM_NULL;
+        if (kind == 0) MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - tl_rank, &sub);
+        if (kind == 1) MPI_Comm_split(MPI_COMM_WORLD, tl_rank % 2, tl_rank, &sub);
+        if (kind == 2) MPI_Comm_split(MPI_COMM_WORLD, tl_rank >= tl_size / 2, tl_rank, &sub);
+        if (kind == 3) MPI_Comm_dup(MPI_COMM_WORLD, &sub);
+        struct pc_layout *L = NULL;
+        int err = pc_layout_get(sub, &L);
+        TL_CHECK(err == PLANCOLL_SUCCESS && L, "sub-communicator %d: pc_layout_get failed: %s", kind, plancoll_error_detail());
+        if (L) {
+            if (kind == 0) TL_CHECK(!L->node_template_ok || L->nnodes == L->size, "reversed world: the world's node order does not fit");
+            if (kind == 3) TL_CHECK(L->node_template_ok && L->leader_template_ok, "a duplicate of the world should use the templates");
+            check_layout(L, sub, expect_numa);
+            pc_layout_release(L);
+        }
+        MPI_Comm_free(&sub);
+    }
 }
 
 static void check_caching(struct pc_layout *L)
@@ -219,7 +259,8 @@ int main(int argc, char **argv)
     int err = pc_layout_get(MPI_COMM_WORLD, &L);
     TL_CHECK(err == PLANCOLL_SUCCESS && L, "pc_layout_get failed: %s", plancoll_error_detail());
     if (L) {
-        check_layout(L, expect_numa);
+        check_layout(L, MPI_COMM_WORLD, expect_numa);
+        check_sub_layouts(expect_numa);
         check_caching(L);
         check_barrier_and_flags(L);
         check_segment_memory(L);

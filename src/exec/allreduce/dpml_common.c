@@ -235,6 +235,8 @@ static int setup_inter(struct plancoll_plan_s *plan, struct dpml *st, bool same_
          * communicator of that node rank is exactly leader j of every node. Otherwise one is made here
          * (collective over every rank; the same decision everywhere, as every rank computed every node's picks). */
         if (same_everywhere) {
+            int err = pc_layout_comms(plan->layout); /* every rank takes this branch: made alike everywhere */
+            if (err) return err;
             st->comm = L->leader_comm;
         } else {
             PC_MPI_CHECK(MPI_Comm_split(plan->comm, j >= 0 ? j : MPI_UNDEFINED, st->node, &st->comm));

@@ -7,8 +7,8 @@
  * message: in shared memory the arrival is the data itself (one flag per source), across nodes it is either
  * the first message (point-to-point) or one flag write into every peer's window (MPI_Put transport).
  *
- * Intra-node peers (always): a shared window (MPI_Win_allocate_shared on the node communicator, owned by the
- * plan). The region of receiver j holds one flag per local source s (a cache line each, written only by s)
+ * Intra-node peers (always): a node-shared area owned by the plan (pc_node_shm_alloc: a POSIX shared mapping,
+ * an MPI shared window as the fallback). The region of receiver j holds one flag per local source s (a cache line each, written only by s)
  * and TWO staging slots per local source (parity k & 1). At execution k, source s packs its block for j into
  * slot (k & 1, s) of j's region and stores flag[s] = k (release); j copies a block out as soon as it loads
  * flag[s] >= k (acquire). A sender never waits for anything before writing: it serves the peers whose block
@@ -65,12 +65,11 @@
  *               (the announce round; per peer the put, the flush round trip and the flag, the copy out of the slot)
  * Under arrival skew the time is max arrival + the last arriver's own exchange (its data is pulled by waiting
  * peers, and the blocks for it are waiting in its staging or unexpected queue), not a pairwise chain of waits. */
-#include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "../../core/plan.h"
@@ -97,10 +96,9 @@ struct pap {
     char *scratch;     /* in place: the outgoing blocks, packed (P m bytes) */
     unsigned char *served, *got; /* [P] per execution */
 
-    /* intra-node staging: one POSIX shared mapping per plan (MPI_Win_allocate_shared as the fallback) */
-    char *shm_base;    /* the mapping (NULL when the fallback window holds the memory) */
-    size_t shm_bytes;
-    MPI_Win shm_win;
+    /* intra-node staging: one node-shared area per plan (pc_node_shm_alloc: a POSIX shared mapping, or an MPI
+     * shared window as the fallback) */
+    struct pc_node_shm shm;
     char **region;     /* [nloc] each node rank's region, mapped here */
     size_t flag_bytes; /* nloc cache lines */
 
@@ -279,11 +277,7 @@ static void teardown(struct plancoll_plan_s *plan)
         MPI_Win_unlock_all(st->rma_win);
         MPI_Win_free(&st->rma_win);
     }
-    if (st->shm_win != MPI_WIN_NULL) {
-        MPI_Win_unlock_all(st->shm_win);
-        MPI_Win_free(&st->shm_win);
-    }
-    if (st->shm_base) munmap(st->shm_base, st->shm_bytes); /* local: no peer touches my mapping */
+    pc_node_shm_free(&st->shm); /* a mapping: local, no peer touches mine; the fallback window: node-collective */
     free(st->remote);
     free(st->loc);
     free(st->scratch);
@@ -365,96 +359,33 @@ static int setup_local(struct plancoll_plan_s *plan, struct pap *st)
     return PLANCOLL_SUCCESS;
 }
 
-/* Node-collective: one shared mapping of total bytes on every node rank (node rank 0 creates a POSIX shared
- * memory object, the others open it, then it is unlinked). Two yield-waited collectives on the node
- * communicator; an MPI window creation costs 0.2-0.6 s on an oversubscribed node (blocking internal
- * collectives). *base is NULL on every node rank when any of them failed. */
-static int shm_map(const struct pc_layout *L, size_t total, char **base)
-{
-    static unsigned long long counter;
-    char name[64] = "";
-    void *addr = MAP_FAILED;
-    if (L->node_rank == 0) {
-        snprintf(name, sizeof name, "/plancoll-pap-%ld-%llu", (long)getpid(), ++counter);
-        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd >= 0) {
-            if (ftruncate(fd, (off_t)total) == 0) addr = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            close(fd);
-            if (addr == MAP_FAILED) shm_unlink(name);
-        }
-        if (addr == MAP_FAILED) name[0] = '\0';
-    }
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibcast(name, (int)sizeof name, MPI_CHAR, 0, L->node_comm, &req));
-    int err = pc_wait_layout(L, 1, &req);
-    if (err) return err;
-    if (L->node_rank != 0 && name[0]) {
-        int fd = shm_open(name, O_RDWR, 0);
-        if (fd >= 0) {
-            addr = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            close(fd);
-        }
-    }
-    int ok = addr != MAP_FAILED, all = 0;
-    PC_MPI_CHECK(MPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_MIN, L->node_comm, &req));
-    err = pc_wait_layout(L, 1, &req);
-    if (L->node_rank == 0 && name[0]) shm_unlink(name); /* every node rank has it open (or failed) */
-    if (err || !all) {
-        if (addr != MAP_FAILED) munmap(addr, total);
-        *base = NULL;
-        return err;
-    }
-    *base = addr;
-    return PLANCOLL_SUCCESS;
-}
-
-/* Intra-node staging: region j (receiver j) = nloc flag lines + 2 nloc slots, page aligned. */
+/* Intra-node staging: region j (receiver j) = nloc flag lines + 2 nloc slots, page aligned. Collective over the
+ * communicator (pc_node_shm_alloc: two yield-waited collectives; an MPI window creation costs 0.2-0.6 s on an
+ * oversubscribed node); a rank alone on its node maps nothing but takes part. */
 static int setup_shm(struct plancoll_plan_s *plan, struct pap *st)
 {
-    const struct pc_layout *L = plan->layout;
+    struct pc_layout *L = plan->layout;
     st->flag_bytes = (size_t)st->nloc * PC_CACHELINE;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t region = (st->flag_bytes + 2 * (size_t)st->nloc * st->m + page - 1) / page * page;
-    int err = shm_map(L, region * (size_t)st->nloc, &st->shm_base);
+    int err = pc_node_shm_alloc(L, st->nloc > 1 ? region * (size_t)st->nloc : 0, &st->shm);
     if (err) return err;
-    if (st->shm_base) {
-        st->shm_bytes = region * (size_t)st->nloc;
-        for (int j = 0; j < st->nloc; j++) st->region[j] = st->shm_base + (size_t)j * region;
-    } else { /* no POSIX shared memory here: an MPI shared window */
-        MPI_Info info;
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "alloc_shared_noncontig", "true");
-        char *mine = NULL;
-        int rc = MPI_Win_allocate_shared((MPI_Aint)region, 1, info, L->node_comm, &mine, &st->shm_win);
-        MPI_Info_free(&info);
-        if (rc != MPI_SUCCESS) {
-            st->shm_win = MPI_WIN_NULL;
-            return pc_mpi_error(rc, "MPI_Win_allocate_shared (pap staging)");
-        }
-        for (int j = 0; j < st->nloc; j++) {
-            MPI_Aint size;
-            int disp;
-            PC_MPI_CHECK(MPI_Win_shared_query(st->shm_win, j, &size, &disp, &st->region[j]));
-        }
-        PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->shm_win));
-    }
     /* Each rank reserves its own region first (its pages land on its NUMA domain, execute takes no page fault
      * there, and a full /dev/shm is an error now instead of SIGBUS later: reserve.h) and zeroes its flags; the
-     * allreduce tells every node rank whether any region has no memory, and publishes the zeros before any peer
+     * allreduce tells every rank whether any region has no memory, and publishes the zeros before any peer
      * posts. */
     unsigned long long failed = 0, any_failed = 0;
-    if (pc_shm_reserve(st->region[st->me_loc], region) == 0) memset(st->region[st->me_loc], 0, region);
-    else failed = (unsigned long long)region;
-    atomic_thread_fence(memory_order_release);
-    if (st->shm_win != MPI_WIN_NULL) PC_MPI_CHECK(MPI_Win_sync(st->shm_win));
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Iallreduce(&failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->node_comm, &req));
-    if ((err = pc_wait_layout(L, 1, &req))) return err;
+    if (st->nloc > 1) {
+        for (int j = 0; j < st->nloc; j++) st->region[j] = st->shm.base + (size_t)j * region;
+        if (pc_shm_reserve(st->region[st->me_loc], region) == 0) memset(st->region[st->me_loc], 0, region);
+        else failed = (unsigned long long)region;
+        pc_node_shm_sync(&st->shm);
+    }
+    if ((err = pc_allreduce_wait(L, &failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX))) return err;
     if (any_failed)
         return pc_error(PLANCOLL_ERR_NOMEM, "pap: no shared memory for the node's staging area of %zu bytes (%zu per "
                         "rank; the node's /dev/shm is full or too small)", region * (size_t)st->nloc, region);
-    atomic_thread_fence(memory_order_acquire);
-    if (st->shm_win != MPI_WIN_NULL) PC_MPI_CHECK(MPI_Win_sync(st->shm_win));
+    if (st->nloc > 1) pc_node_shm_sync(&st->shm);
     return PLANCOLL_SUCCESS;
 }
 
@@ -508,14 +439,14 @@ static int setup(struct plancoll_plan_s *plan)
     struct pap *st = calloc(1, sizeof *st);
     if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "pap state");
     plan->impl = st;
-    st->shm_win = st->rma_win = MPI_WIN_NULL; /* shm_win only as the fallback */
+    st->shm.win = st->rma_win = MPI_WIN_NULL; /* shm.win only as the fallback */
     st->m = (size_t)plan->prob.block_bytes;
     st->contig = plan->prob.contiguous;
     if (st->m == 0) return PLANCOLL_SUCCESS; /* nothing moves; no window is needed */
     /* Failures are agreed on before each collective step, so no rank is left waiting in one. */
     int err = agree(plan, setup_local(plan, st), "set-up");
     if (err) return err;
-    if (st->nloc > 1) err = setup_shm(plan, st);
+    if (plan->prob.shape.max_ppn > 1) err = setup_shm(plan, st); /* collective: every rank or none */
     if (st->transport == PAP_PUT) {
         if ((err = agree(plan, err, "shared-memory set-up"))) return err;
         err = setup_rma(plan, st);

@@ -336,7 +336,8 @@ static int setup(struct plancoll_plan_s *plan)
     const struct pc_agg_nodes g = {P, N, L->node_of, L->local_rank_of, L->node_sizes, L->node_first, L->node_ranks};
     uint64_t *rows = malloc(sizeof(uint64_t) * 2 * (size_t)P * (size_t)L->node_size);
     uint64_t *pair = calloc((size_t)N * (size_t)N, sizeof(uint64_t)), *area = malloc(sizeof(uint64_t) * 2 * (size_t)N);
-    int err = rows && pair && area ? gather_counts(plan, &g, rows, pair) : pc_error(PLANCOLL_ERR_NOMEM, "aggregated alltoallv counts");
+    int err = pc_layout_comms(L); /* the counts travel over the node and leader communicators */
+    if (!err) err = rows && pair && area ? gather_counts(plan, &g, rows, pair) : pc_error(PLANCOLL_ERR_NOMEM, "aggregated alltoallv counts");
     /* The matrix is the same on every rank, so every decision below is too. Its sum bounds any node's set (the
      * areas of its row and column, each rounded up by < 64 bytes), and a segment holds at most two sets. */
     bool any = false;
