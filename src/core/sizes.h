@@ -1,7 +1,7 @@
-/* Byte arithmetic of user buffers with overflow checks. Sizes and offsets are computed in 64 bits, and a size or
- * offset of PC_MAX_BYTES (2^60) or more is refused at plan time (PLANCOLL_ERR_OVERFLOW), so nothing computed from
- * a planned problem wraps: counts are ints (< 2^31), so count x (anything below 2^60) stays below 2^91 only in
- * theory; these helpers check every product instead of relying on that. */
+/* Byte arithmetic of user buffers with overflow checks. Counts and displacements are ints but sizes and extents
+ * are 64-bit, so their products can pass 2^63: every product and sum here is checked, never assumed to fit. A size
+ * or offset of PC_MAX_BYTES (2^60) or more is refused at plan time (PLANCOLL_ERR_OVERFLOW), which leaves set-ups
+ * and executions room to add and multiply small factors without checks of their own. */
 #ifndef PC_SIZES_H
 #define PC_SIZES_H
 

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../core/sizes.h"
 #include "../shm/layout.h"
@@ -36,16 +37,20 @@ static void side_span(const struct plancoll_plan_s *p, bool send, int64_t *lo, i
     if (!any) *lo = *hi = 0;
 }
 
-/* A zeroed buffer covering the side's span; *buf is its address as the plan's buffer (element 0). calloc of a
- * large span maps fresh zero pages: bytes the algorithms never touch (holes of sparse displacements) cost no
- * memory. */
-static void *alloc_side(const struct plancoll_plan_s *p, bool send, char **buf)
+/* A zeroed buffer covering the side's span; *buf is its address as the plan's buffer (element 0). The buffer is
+ * fresh anonymous memory, mapped rather than calloc'd: its pages read as zeros and take memory only where written,
+ * so the holes of sparse displacements cost nothing whatever the allocator's settings (with glibc's
+ * MALLOC_PERTURB_, which meson sets for tests, calloc writes every byte of a large block: a sparse span of 13 GiB
+ * became resident and the job was killed). */
+static void *alloc_side(const struct plancoll_plan_s *p, bool send, char **buf, size_t *bytes)
 {
     int64_t lo, hi;
     side_span(p, send, &lo, &hi);
     if ((uint64_t)(hi - lo) >= SIZE_MAX) return NULL;
-    void *raw = calloc(hi > lo ? (size_t)(hi - lo) : 1, 1);
-    *buf = raw ? (char *)raw - lo : NULL;
+    *bytes = hi > lo ? (size_t)(hi - lo) : 1;
+    void *raw = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    *buf = (char *)raw - lo;
     return raw;
 }
 
@@ -53,16 +58,16 @@ static void allocate_trial_buffers(struct pc_measure_ctx *ctx)
 {
     struct plancoll_plan_s *p = ctx->plan;
     ctx->allocated = true;
-    ctx->rraw = alloc_side(p, false, &ctx->rbuf);
-    if (!p->in_place) ctx->sraw = alloc_side(p, true, &ctx->sbuf);
+    ctx->rraw = alloc_side(p, false, &ctx->rbuf, &ctx->rbytes);
+    if (!p->in_place) ctx->sraw = alloc_side(p, true, &ctx->sbuf, &ctx->sbytes);
     if (!ctx->rraw || (!p->in_place && !ctx->sraw))
         ctx->alloc_err = pc_error(PLANCOLL_ERR_NOMEM, "measurement buffers shaped like the plan's");
 }
 
 void pc_measure_release(struct pc_measure_ctx *ctx)
 {
-    free(ctx->sraw);
-    free(ctx->rraw);
+    if (ctx->sraw) munmap(ctx->sraw, ctx->sbytes);
+    if (ctx->rraw) munmap(ctx->rraw, ctx->rbytes);
     ctx->sraw = ctx->rraw = NULL;
     ctx->sbuf = ctx->rbuf = NULL;
     ctx->allocated = false;

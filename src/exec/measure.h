@@ -11,7 +11,8 @@ struct pc_measure_ctx {
     struct plancoll_plan_s *plan;
     bool allocated;
     int alloc_err;         /* the local outcome of the allocation */
-    void *sraw, *rraw;     /* what to free */
+    void *sraw, *rraw;     /* what to unmap, and its length */
+    size_t sbytes, rbytes;
     char *sbuf, *rbuf;     /* the buffers' addresses (element 0), sraw/rraw minus their lowest offset */
 };
 void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, struct pc_planner_hooks *hooks);

@@ -234,7 +234,8 @@ static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
 static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags)
 {
     MPI_Datatype unit;
-    PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element may exceed 2 GiB */
+    if (t->es <= INT_MAX) PC_MPI_CHECK(MPI_Type_contiguous((int)t->es, MPI_BYTE, &unit));
+    else PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element past 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&unit));
     int err;
     if (t->uniform) {

@@ -1,5 +1,6 @@
 /* Problem signatures: the canonical key (wisdom's name for a problem), FNV-1a, and the agreement hash that
- * plan_finish compares across ranks in one allreduce (src/core/problem.c). */
+ * plan_finish compares across ranks in one allreduce (src/core/problem.c); and the checked byte arithmetic the
+ * plan's sizes and offsets are computed with (src/core/sizes.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "core/problem.h"
+#include "core/sizes.h"
 #include "plancoll.h"
 
 static struct pc_problem base(enum pc_collective coll)
@@ -197,6 +199,65 @@ static void test_agreement_hash_alltoall_in_place(void **state)
     }
 }
 
+static struct pc_typeinfo type_of(int64_t size, MPI_Aint extent, MPI_Aint true_lb, MPI_Aint true_extent)
+{
+    struct pc_typeinfo t;
+    memset(&t, 0, sizeof t);
+    t.size = size;
+    t.extent = extent;
+    t.true_lb = true_lb;
+    t.true_extent = true_extent;
+    return t;
+}
+
+/* Products and spans against values worked out by hand; everything at or past 2^60 bytes, or that would wrap 64
+ * bits, is refused instead of computed. */
+static void test_sizes(void **state)
+{
+    (void)state;
+    const int64_t lim = PC_MAX_BYTES;
+    int64_t v = -1, lo = -1, hi = -1;
+    assert_true(pc_bytes_mul(INT32_MAX, 8, &v) && v == INT64_C(17179869176));
+    assert_true(pc_bytes_mul(0, lim - 1, &v) && v == 0);
+    assert_true(pc_bytes_mul(1, lim - 1, &v) && v == lim - 1);
+    assert_false(pc_bytes_mul(1, lim, &v));
+    assert_false(pc_bytes_mul(INT64_C(1) << 30, INT64_C(1) << 34, &v)); /* 2^64: wraps to 0 unchecked */
+    assert_false(pc_bytes_mul(INT64_C(3), INT64_C(1) << 62, &v));
+    assert_false(pc_bytes_mul(-1, 8, &v));
+    int64_t sum = lim - 10;
+    assert_true(pc_bytes_add(&sum, 9) && sum == lim - 1);
+    assert_false(pc_bytes_add(&sum, 1));
+    assert_false(pc_bytes_add(&sum, -1));
+
+    /* a dense 8-byte type: elements [3, 3 + 5) are bytes [24, 64) */
+    struct pc_typeinfo dbl = type_of(8, 8, 0, 8);
+    assert_true(pc_type_span(&dbl, 3, 5, &lo, &hi) && lo == 24 && hi == 64);
+    assert_true(pc_type_span(&dbl, 7, 0, &lo, &hi) && lo == 0 && hi == 0);
+    assert_false(pc_type_span(&dbl, 0, -1, &lo, &hi));
+    /* an alltoall's receive buffer of 2 x (2^30 + 3) bytes: past INT_MAX, far below the limit */
+    struct pc_typeinfo byte = type_of(1, 1, 0, 1);
+    assert_true(pc_type_span(&byte, 0, 2 * ((INT64_C(1) << 30) + 3), &lo, &hi) && lo == 0 &&
+                hi == (INT64_C(1) << 31) + 6);
+    /* displacement INT_MAX of doubles: 16 GiB away */
+    assert_true(pc_type_span(&dbl, INT32_MAX, 1, &lo, &hi) && lo == INT64_C(8) * INT32_MAX && hi == lo + 8);
+    /* a 4-byte value every 2^31 + 72 bytes, lower bound 16: element k at k (2^31 + 72) + 16 */
+    const int64_t far = (INT64_C(1) << 31) + 72;
+    struct pc_typeinfo sparse = type_of(4, far, 16, 4);
+    assert_true(pc_type_span(&sparse, 1, 3, &lo, &hi) && lo == far + 16 && hi == 3 * far + 20);
+    /* a negative extent: elements run downwards, the span is [last, first + true extent) */
+    struct pc_typeinfo down = type_of(4, -8, 0, 4);
+    assert_true(pc_type_span(&down, 0, 4, &lo, &hi) && lo == -24 && hi == 4);
+    /* INT_MAX elements of extent 2^40 (2^71), and 2^30 of 2^34 (2^64 exactly): refused */
+    struct pc_typeinfo tib = type_of(4, (MPI_Aint)1 << 40, 0, 4), big = type_of(4, (MPI_Aint)1 << 34, 0, 4);
+    assert_false(pc_type_span(&tib, INT32_MAX, 1, &lo, &hi));
+    assert_false(pc_type_span(&big, 0, INT64_C(1) << 30, &lo, &hi));
+    assert_false(pc_type_span(&big, -(INT64_C(1) << 30), 1, &lo, &hi));
+    /* the last byte one below the limit is fine, the limit itself is not */
+    struct pc_typeinfo one = type_of(1, 1, 0, 1);
+    assert_true(pc_type_span(&one, lim - 2, 1, &lo, &hi) && hi == lim - 1);
+    assert_false(pc_type_span(&one, lim - 1, 1, &lo, &hi));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_agreement_hash_fields),
         cmocka_unit_test(test_agreement_hash_allreduce_in_place),
         cmocka_unit_test(test_agreement_hash_alltoall_in_place),
+        cmocka_unit_test(test_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

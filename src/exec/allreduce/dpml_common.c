@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "../../core/plan.h"
+#include "../../core/sizes.h"
 #include "../../shm/heap.h"
 #include "../../shm/layout.h"
 #include "../../shm/wait.h"
@@ -300,6 +301,13 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     st->me = L->node_rank;
     st->l = pc_dpml_leaders_used(&plan->prob, cfg->leaders);
     st->k = cfg->segments < 1 ? 1 : cfg->segments;
+    /* The segment holds the result and every node rank's partitions: (ppn + 1) vector spans, each area rounded up
+     * to a cache line. Bounded by the largest node, so every rank refuses alike before the segment's collective. */
+    int64_t vec_lo, vec_hi, seg_bound;
+    if (!pc_type_span(&plan->rtype, 0, st->count, &vec_lo, &vec_hi) ||
+        !pc_bytes_mul((int64_t)plan->prob.shape.max_ppn + 1, vec_hi - vec_lo + 64 * (int64_t)(st->l + 1), &seg_bound))
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "dpml: a segment of %d + 1 vectors of %d elements reaches 2^60 bytes",
+                        plan->prob.shape.max_ppn, st->count);
     if (st->N > 1 && cfg->inter == PC_DPML_INTER_RSAG && !plan->prob.commutative)
         return pc_error(PLANCOLL_ERR_INAPPLICABLE, "inter=rsag reorders operands: needs a commutative op");
     if (st->N > 1 && cfg->inter == PC_DPML_INTER_MPI && plan->prob.mpi_op_differs)

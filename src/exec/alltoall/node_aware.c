@@ -41,6 +41,7 @@
  *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter). */
 #include "node_aware.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,7 +222,8 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->R = st->S + s_bytes;
 
     /* this leader's node pairs, and its datatypes */
-    PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)st->m, MPI_BYTE, &st->block)); /* a block may exceed 2 GiB */
+    if (st->m <= INT_MAX) PC_MPI_CHECK(MPI_Type_contiguous((int)st->m, MPI_BYTE, &st->block));
+    else PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)st->m, MPI_BYTE, &st->block)); /* a block past 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&st->block));
     st->send_node = malloc(sizeof(int) * (size_t)st->N);
     st->recv_node = malloc(sizeof(int) * (size_t)st->N);

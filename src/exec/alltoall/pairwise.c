@@ -20,7 +20,7 @@ static int setup(struct plancoll_plan_s *plan)
     struct pairwise *st = calloc(1, sizeof *st);
     if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise state");
     plan->impl = st;
-    if (plan->in_place) {
+    if (plan->in_place && plan->size > 1) { /* one rank has no partner: no scratch */
         PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcount, plan->rtype.type, plan->comm, &st->scratch_bytes));
         st->scratch = malloc(st->scratch_bytes > 0 ? (size_t)st->scratch_bytes : 1);
         if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise scratch of %lld bytes", (long long)st->scratch_bytes);

@@ -330,7 +330,7 @@ static int setup_local(struct plancoll_plan_s *plan, struct pap *st)
     if (!pc_bytes_mul((int64_t)P, (int64_t)st->m, &all_blocks) ||
         !pc_bytes_mul(2 * (int64_t)st->nloc * st->nloc, (int64_t)st->m, &region_bytes))
         return pc_error(PLANCOLL_ERR_OVERFLOW, "pap: %d blocks of %zu bytes reach 2^60 bytes", P, st->m);
-    if (plan->in_place) {
+    if (plan->in_place && P > 1) { /* one rank keeps its own block where it is: no scratch */
         st->scratch = malloc(st->m * (size_t)P);
         if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pap in-place scratch of %zu bytes", st->m * (size_t)P);
     }
