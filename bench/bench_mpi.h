@@ -1,5 +1,5 @@
 /* What the benchmark programs share: waiting for MPI without holding a core, and the random numbers every rank
- * draws alike. With more ranks than cores a spinning wait costs a scheduler slice per rank (BENCHMARKS.md), so
+ * draws alike. With more ranks than cores a spinning wait costs a scheduler slice per rank (docs/measurement.md), so
  * every wait tests and yields, the loop plancoll itself uses: the comparison with MPI's calls stays fair. */
 #ifndef PLANCOLL_BENCH_MPI_H
 #define PLANCOLL_BENCH_MPI_H

@@ -1,4 +1,4 @@
-# Sourced by the bench/run-*.sh drivers: the launch command of each configuration of ../shared/BENCHMARKS.md,
+# Sourced by the bench/run-*.sh drivers: the launch command of each configuration of docs/measurement.md,
 # exactly as it gives them, in one place.
 config_command() {
     local tcp=UCX_TLS=tcp,self

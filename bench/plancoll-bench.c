@@ -11,7 +11,7 @@
  * MPI's persistent collective (MPI_*_init + MPI_Start, yield-waited), MPI's nonblocking collective
  * (yield-waited), and the memcpy of the bytes one rank must receive (the physical bound).
  *
- * Protocol (../shared/BENCHMARKS.md): warm-up, then batches that last at least 20 ms each; every batch
+ * Protocol (docs/measurement.md): warm-up, then batches that last at least 20 ms each; every batch
  * starts with a yield-friendly barrier; each iteration is timed on its own and reduced with MAX over ranks;
  * the variants alternate batch by batch (A B C D A B C D ...) so drift hits all of them equally; the
  * reported median is the median over batches of each batch's mean, avg/min/max are over all iterations.
@@ -33,9 +33,9 @@
 
 #include "bench_mpi.h"
 
-#define BATCH_SECONDS 0.020      /* BENCHMARKS.md: each timed batch lasts at least 20 ms */
-#define MIN_WARMUP 10            /* BENCHMARKS.md: at least 10 executions of warm-up */
-#define MIN_BATCHES 5            /* BENCHMARKS.md: median over 5 or more batches */
+#define BATCH_SECONDS 0.020      /* docs/measurement.md: each timed batch lasts at least 20 ms */
+#define MIN_WARMUP 10            /* docs/measurement.md: at least 10 executions of warm-up */
+#define MIN_BATCHES 5            /* docs/measurement.md: median over 5 or more batches */
 #define MAX_BATCHES 101
 #define MAX_SAMPLES 262144       /* per batch (2 MiB of doubles): bounds the arrays reduced over ranks */
 #define MEMCPY_SAMPLE_SECONDS 2e-6 /* a memcpy sample groups copies so the clock's overhead stays small */
@@ -1051,7 +1051,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         if (!o->run[found]) o->ncollectives++;
         o->run[found] = true;
     }
-    /* The protocol's floors: fewer warm-ups or batches would not be a result (BENCHMARKS.md). */
+    /* The protocol's floors: fewer warm-ups or batches would not be a result (docs/measurement.md). */
     if (o->warmup < MIN_WARMUP) o->warmup = MIN_WARMUP;
     if (o->batches < MIN_BATCHES) o->batches = MIN_BATCHES;
     if (o->algorithm && strcmp(o->algorithm, "all") != 0) {
@@ -1068,7 +1068,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
     return NULL;
 }
 
-/* Default name for the configuration, as BENCHMARKS.md names them: 1n2p, 2n2p-tcp, ... */
+/* Default name for the configuration, as docs/measurement.md names them: 1n2p, 2n2p-tcp, ... */
 static void describe_configuration(struct bench *b)
 {
     if (b->opt->configuration) {

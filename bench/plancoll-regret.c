@@ -13,7 +13,7 @@
  * Signatures: alltoall and allreduce at 8 B .. 1 MiB per rank (powers of 8; alltoall: that many bytes sent by
  * each rank, split into P equal blocks), alltoallv in the four patterns of plancoll-bench (uniform, random
  * sizes in [0, max], sparse, hot destination) at a block maximum of 64 B, 1 KiB, 16 KiB and 128 KiB.
- * Protocol (../shared/BENCHMARKS.md): warm-up, batches of at least 20 ms (or --quick: 5 ms), yield-friendly
+ * Protocol (docs/measurement.md): warm-up, batches of at least 20 ms (or --quick: 5 ms), yield-friendly
  * barriers, per-iteration maximum over ranks, median over 5 batches of the batch means.
  */
 #include <mpi.h>

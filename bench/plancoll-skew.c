@@ -1,5 +1,5 @@
 /*
- * plancoll-skew: alltoall under process arrival skew (seed 003 ch. 6; BENCHMARKS.md "process arrival skew").
+ * plancoll-skew: alltoall under process arrival skew ([Qian08] ch. 6; docs/measurement.md "process arrival skew").
  *
  *   mpiexec -n P plancoll-skew [-m MIN:MAX] [-f FACTOR] [--sizes A,B,...] [--mif LIST] [--late LIST]
  *                              [--late-mif X] [-a ALG[,ALG...]] [-i ITER] [-b BATCHES] [-x WARMUP] [-c]

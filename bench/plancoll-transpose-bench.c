@@ -5,7 +5,7 @@
  *   plancoll:transpose[A]   the same with the inner exchange forced to A (-a A[,B...] or -a all)
  *   mpi:alltoall+local      (a) plancoll's own two local passes around MPI's blocking MPI_Alltoall
  *   mpi:ialltoall+local     (a') the same around MPI_Ialltoall waited with a yielding MPI_Test loop (the fair
- *                           comparison on an oversubscribed node, BENCHMARKS.md)
+ *                           comparison on an oversubscribed node, docs/measurement.md)
  *   fftw:transpose          (b) fftw_mpi_plan_many_transpose(n, n, 2, ...) with FFTW_MEASURE, when built against
  *                           an MPICH build of FFTW's MPI library (bench/build-fftw-mpi.sh, meson -Dfftw_mpi=...)
  *   bound:memcpy            one memcpy of the bytes a rank receives (the physical floor of any transpose)
@@ -13,7 +13,7 @@
  *   mpiexec -n P plancoll-transpose-bench [-n N[,N...]] [-b BATCHES] [-x WARMUP] [--in-place] [--estimate]
  *                                         [-a NAME[,NAME]|all] [-v] [--no-check] [--json FILE] [--config NAME]
  *
- * Protocol (../shared/BENCHMARKS.md): warm-up, then batches of at least 20 ms; a yielding barrier before each
+ * Protocol (docs/measurement.md): warm-up, then batches of at least 20 ms; a yielding barrier before each
  * batch; each iteration timed on its own and reduced with MAX over ranks; variants alternate batch by batch;
  * the median is over batch means; avg/min/max over all iterations. Every variant is first validated against the
  * transposed data pattern (two executions with different data).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Time against message size for each leader count of the hierarchical allreduce, from plancoll-bench JSON
-results: this machine's version of seed 004's figures 4-7 ("impact of the number of leaders").
+results: this machine's version of [DPML17]'s figures 4-7 ("impact of the number of leaders").
 
 usage: bench/plot-leaders.py RESULT.json [RESULT.json ...] [-o OUT.png] [--algorithm NAME] [--refs]
                              [--title TEXT] [--linear]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs plancoll-bench in the configurations of BENCHMARKS.md and writes
+# Runs plancoll-bench in the configurations of docs/measurement.md and writes
 # bench/results/<configuration>-<collective>.json (plus the printed table as .txt next to it).
 #
 # usage: bench/run-benchmarks.sh CONFIG[,CONFIG...]|all COLLECTIVE... [-- plancoll-bench options]

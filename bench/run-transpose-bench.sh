@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs plancoll-transpose-bench in the configurations of ../shared/BENCHMARKS.md and writes
+# Runs plancoll-transpose-bench in the configurations of docs/measurement.md and writes
 # bench/results/<configuration>-transpose.json (and the printed table as .txt next to it).
 #
 # usage: bench/run-transpose-bench.sh CONFIG[,CONFIG...]|all [-- plancoll-transpose-bench options]

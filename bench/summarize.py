@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises plancoll-bench JSON results: per size, every implementation's median, the best plancoll
 algorithm, MPI's best (blocking only at 1n2p, where it is fair; persistent or nonblocking elsewhere, per
-../shared/BENCHMARKS.md) and their ratio, and the planner's ESTIMATE choice with its ratio to the best.
+docs/measurement.md) and their ratio, and the planner's ESTIMATE choice with its ratio to the best.
 
 usage: bench/summarize.py RESULT.json [...] [--all]"""
 import json

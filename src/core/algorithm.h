@@ -1,4 +1,4 @@
-/* The algorithm registry's entry. An algorithm is one file that fills one of these (DESIGN.md).
+/* The algorithm registry's entry. An algorithm is one file that fills one of these (docs/design.md).
  * No MPI here: the planner and the unit tests see algorithms only through this table. */
 #ifndef PC_ALGORITHM_H
 #define PC_ALGORITHM_H

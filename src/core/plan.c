@@ -543,7 +543,7 @@ int plancoll_fprint_plan(plancoll_plan handle, FILE *out)
     else
         fprintf(out, "  measured    not timed (PLANCOLL_MEASURE times candidates)\n");
     if (plan->runner_up[0]) fprintf(out, "  runner-up   %s, %.2f us\n", plan->runner_up, plan->runner_up_us);
-    /* The set-up in executions (seed 001 found about 4): against the planner's measurement when there is one (a
+    /* The set-up in executions ([PlannedA2AV] found about 4): against the planner's measurement when there is one (a
      * median of maxima over ranks), else this rank's first execution, else the model's prediction. */
     const char *per_what = "measured";
     double per_exec = plan->measured_us;

@@ -47,7 +47,7 @@ static inline double pc_cost_step_msg(const struct pc_machine_model *m, int k, d
     return k > 0 ? pc_cost_net_concurrent(m, k, bytes) : pc_cost_shm_msg(m, bytes);
 }
 
-/* A rank's direct exchange of one `bytes` message with every other rank (seed 000 eq. 6 in the model's
+/* A rank's direct exchange of one `bytes` message with every other rank ([GLEX] eq. 6 in the model's
  * primitives): its max_ppn - 1 node peers as node messages, its P - min_ppn off-node peers in steps where all
  * max_ppn ranks of the node send off-node at once:
  *   (ppn - 1) shm_msg(bytes) + (P - ppn) net_concurrent(ppn, bytes). */

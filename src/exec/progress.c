@@ -1,5 +1,5 @@
 /* Waiting on MPI requests with the library's wait policy: MPI_Testall in a loop that spins briefly or
- * yields, never a blocking MPI_Wait (DESIGN.md: on an oversubscribed node a spinning wait costs a slice). */
+ * yields, never a blocking MPI_Wait (docs/design.md: on an oversubscribed node a spinning wait costs a slice). */
 #include "../core/plan.h"
 #include "../shm/layout.h"
 #include "../shm/wait.h"

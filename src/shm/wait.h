@@ -1,4 +1,4 @@
-/* The wait policy (DESIGN.md): spin a little, then sched_yield; yield at once when a node holds more ranks
+/* The wait policy (docs/design.md): spin a little, then sched_yield; yield at once when a node holds more ranks
  * than cores. PLANCOLL_WAIT=spin|yield|auto overrides. */
 #ifndef PC_WAIT_H
 #define PC_WAIT_H

@@ -1,4 +1,4 @@
-/* test_skew: alltoall plans under process arrival skew (seed 003 ch. 6), every byte checked.
+/* test_skew: alltoall plans under process arrival skew ([Qian08] ch. 6), every byte checked.
  *
  * Before each execution a random half of the ranks sleeps or busy-waits a random 0-2 ms, so ranks arrive
  * in a different order every time; 20 executions in a row per case with new data each time, alternating

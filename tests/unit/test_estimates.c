@@ -518,7 +518,7 @@ static void test_allreduce_native(void **state)
     EXPECT("allreduce.native", &p, 0.0);
 }
 
-/* The hierarchical allreduces (dpml_common.c; seed 004 eq. 2-7 with eq. 3 as one leader's share):
+/* The hierarchical allreduces (dpml_common.c; [DPML17] eq. 2-7 with eq. 3 as one leader's share):
  *   part = shm_copy(1, ppn, n/l), T_copy = (l, or l-1 when every rank leads) part, T_bcast = l part,
  *   T_sync = 2 sync, T_comp = (ppn-1) reduce(n/l), T_comm = k T_inter(h, n/(l k)) over net_concurrent(l, .);
  *   k = 1: the sum;  k > 1: T_copy + T_bcast + T_sync + T_comp/k + max(T_comp (k-1)/k, T_comm). */

@@ -1,10 +1,10 @@
-/* allreduce.dpml (seed 004 section 4.1; ALGORITHMS.md R4): data-partitioning multi-leader allreduce. l leaders
+/* allreduce.dpml ([DPML17] section 4.1; docs/algorithms.md): data-partitioning multi-leader allreduce. l leaders
  * per node (the first l node ranks, or spread over the NUMA domains); partition j of every rank's vector goes
  * to leader j's area of the shared segment (or leader j reads it in place from a plancoll_malloc buffer),
  * the l leaders reduce their partitions at once, leader j runs the inter-node allreduce of partition j with
  * leader j of the other nodes, and every rank copies all partitions back. Parameters: leaders (1 .. smallest
  * node, larger requests clamped), placement (first, numa), inter (rd, rsag, mpi). Engine dpml_common.c with
- * no pipeline; cost (seed 004 eq. 7, eq. 3 corrected to one leader's share, see dpml_common.c):
+ * no pipeline; cost ([DPML17] eq. 7, eq. 3 corrected to one leader's share, see dpml_common.c):
  *   (l, or l-1 when l = ppn) shm_copy(1, ppn, n/l)   the hand-over of the partitions
  *   + l shm_copy(1, ppn, n/l)                        the copy back
  *   + 2 sync_us + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j: net_concurrent(l, .) steps) */

@@ -1,4 +1,4 @@
-/* Hierarchical allreduce over the node's shared segment (seed 004 sections 2.1 and 4; ALGORITHMS.md R3-R5).
+/* Hierarchical allreduce over the node's shared segment ([DPML17] sections 2.1 and 4; docs/algorithms.md).
  *
  * l leaders per node (the first l node ranks, or spread over the NUMA domains); partition j of the vector (and
  * its k sub-partitions, dpml_sched.h) belongs to leader j. One execution:
@@ -28,7 +28,7 @@
  * segment is shared by every plan of the communicator: when another plan used it since this plan's last
  * execution, a node barrier comes first (pc_segment_claim).
  *
- * Cost (seed 004 eq. 2-7 in the model's primitives; h nodes, ppn the largest node's ranks; a' + b' x of the seed
+ * Cost ([DPML17] eq. 2-7 in the model's primitives; h nodes, ppn the largest node's ranks; a' + b' x of the seed
  * is shm_copy(1, ppn, x): one shared-memory copy while the node's ppn ranks all copy):
  *   T_bcast = l shm_copy(1, ppn, n/l)                             (eq. 6)
  *   T_copy  = l shm_copy(1, ppn, n/l), or (l-1) shm_copy(1, ppn, n/l) when every rank leads (l = ppn: a leader

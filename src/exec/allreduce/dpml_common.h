@@ -1,4 +1,4 @@
-/* The engine of the hierarchical allreduces (seed 004; ALGORITHMS.md R3-R5): allreduce.leader (one leader per
+/* The engine of the hierarchical allreduces ([DPML17]; docs/algorithms.md): allreduce.leader (one leader per
  * node), allreduce.dpml (l leaders, each owning a partition) and allreduce.dpml_pipelined (each partition in k
  * sub-partitions whose inter-node allreduces fly while the next one is reduced). See dpml_common.c. */
 #ifndef PC_DPML_COMMON_H
@@ -39,7 +39,7 @@ struct pc_dpml_choices {
 };
 int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c, struct pc_params *out, int max);
 
-/* Predicted time (microseconds), seed 004 eq. (2)-(7) with eq. (3) corrected: see dpml_common.c. */
+/* Predicted time (microseconds), [DPML17] eq. (2)-(7) with eq. (3) corrected: see dpml_common.c. */
 double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);
 /* The inter-node part alone: one allreduce of `bytes` over h nodes by algorithm inter, the node's `leaders`
  * leaders running theirs at once. */

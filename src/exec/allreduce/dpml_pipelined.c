@@ -1,8 +1,8 @@
-/* allreduce.dpml_pipelined (seed 004 section 4.2; ALGORITHMS.md R5): DPML with each leader's partition cut into
+/* allreduce.dpml_pipelined ([DPML17] section 4.2; docs/algorithms.md): DPML with each leader's partition cut into
  * k sub-partitions; the leader starts a nonblocking inter-node allreduce of sub-partition s as soon as it has
  * reduced it, so the reduction of s+1 overlaps the flight of s, and the node's ranks copy each sub-partition
  * back as soon as its exchange is done. Parameters: those of allreduce.dpml and segments = k. Engine
- * dpml_common.c; cost (seed 004 eq. 5 and 7, eq. 3 corrected, with the overlap):
+ * dpml_common.c; cost ([DPML17] eq. 5 and 7, eq. 3 corrected, with the overlap):
  *   T_copy + T_bcast + T_sync + T_comp / k + max(T_comp (k-1)/k, k T_inter(h, n/(l k))),
  *   T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model primitives). */
 #include "dpml_common.h"

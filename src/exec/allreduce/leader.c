@@ -1,8 +1,8 @@
-/* allreduce.leader (seed 004 section 2.1; ALGORITHMS.md R3): one leader per node, the hierarchical allreduce of
+/* allreduce.leader ([DPML17] section 2.1; docs/algorithms.md): one leader per node, the hierarchical allreduce of
  * MPI libraries. The node's ranks hand their vectors to the leader through the shared segment (or it reads
  * plancoll_malloc buffers in place), the leader reduces them in node-rank order, runs the inter-node allreduce
  * with the other nodes' leaders, and every rank copies the result back. Parameter: inter (the leaders'
- * allreduce: rd, rsag or mpi). Engine dpml_common.c with l = 1 and no pipeline; cost (seed 004 eq. 7 at l = 1,
+ * allreduce: rd, rsag or mpi). Engine dpml_common.c with l = 1 and no pipeline; cost ([DPML17] eq. 7 at l = 1,
  * in the model's primitives, see dpml_common.c):
  *   (1, or 0 when ppn = 1) shm_copy(1, ppn, n)   the hand-over
  *   + shm_copy(1, ppn, n)                        the copy back

@@ -1,7 +1,7 @@
 /* allreduce.recursive_doubling: after the fold to pof2 ranks, lg(pof2) steps exchange the whole vector with
  * newrank ^ mask (mask = 1, 2, 4, ...) and reduce. Both partners compute (lower rank's data) op (higher rank's
  * data) on the same operands, so every rank ends bit-identical and non-commutative ops keep rank order.
- * Cost (seed 004 eq. 1 in the model's primitives, with the fold made explicit; common.c):
+ * Cost ([DPML17] eq. 1 in the model's primitives, with the fold made explicit; common.c):
  *   sum over masks 1, 2, .., pof2/2 of (msg_mask(n) + reduce(n))
  *   + [P not a power of two] (2 msg_fold(n) + reduce(n))   the fold in and out
  * msg_x(b): shm_msg(b) when every pair of the step sits on one node, else net_concurrent(k, b), k the most ranks

@@ -2,7 +2,7 @@
  * rotation puts the block for (r+i) mod P in slot i; each step sends every slot whose base-R digit at one
  * position equals one value v to (r + v R^d) mod P and receives the same slots from (r - v R^d) mod P; the
  * inverse rotation puts slot i in recv block (r-i) mod P (derivation in schedule.h; the inverse rotation printed
- * in seed 002 is off). Each step moves about P/R blocks, so it wins for small blocks and loses for large ones.
+ * in [BruckNU] is off). Each step moves about P/R blocks, so it wins for small blocks and loses for large ones.
  * The steps themselves are shared with alltoallv.padded_bruck (bruck_common.c).
  * Cost (model primitives; the steps as pc_bruck_steps_cost, bruck_common.h):
  *   sum over steps (msg_s(k_s m) + 2 transpose(k_s m))   k_s = slots step s moves, msg_s node or network

@@ -1,4 +1,4 @@
-/* alltoall.mpml (MPML and NMPML, seed 000 Alg. 2-4, eq. 8-9): l leaders per node, leader j handling the node
+/* alltoall.mpml (MPML and NMPML, [GLEX] Alg. 2-4, eq. 8-9): l leaders per node, leader j handling the node
  * pairs at offsets j, j+l, ... over its own connection, so l cores gather, send and scatter at once. Parameters:
  * leaders (1 .. smallest node; a larger request is clamped to the smallest node's ranks) and placement (first l
  * node ranks, or spread over NUMA domains: NMPML) and transport (Isend/Irecv or MPI_Put).

@@ -1,4 +1,4 @@
-/* Node-aware alltoall over the node's shared segment (seed 000, section 5; ALGORITHMS.md A3-A6).
+/* Node-aware alltoall over the node's shared segment ([GLEX], section 5; docs/algorithms.md).
  *
  * Segment layout (bytes, m = block size, P ranks, this node has ppn ranks, node s has ppn_s):
  *   S: ppn rows of P blocks: row i is node rank i's whole send buffer          ppn * P * m
@@ -26,7 +26,7 @@
  * their blocks straight from it; a closing node barrier then keeps the owner from returning (and reusing the
  * buffer) while peers still read it. The decision is per rank and per execution (execute_buffers may pass other
  * buffers), published in a descriptor slot before the barrier that readers wait on.
- * Cost (seed 000 eq. 7-9 and T_ONMPML in the model's primitives; ppn = max_ppn, l leaders, N nodes):
+ * Cost ([GLEX] eq. 7-9 and T_ONMPML in the model's primitives; ppn = max_ppn, l leaders, N nodes):
  *   piece   = shm_copy(1, ppn, ppn m)   one node's share of a rank's row copied in (gather) or out (scatter),
  *                                       every rank of the node copying at once (tau = ppn: here every rank copies
  *                                       its own row, so the leaders' placement does not change tau)

@@ -1,4 +1,4 @@
-/* The engine of the node-aware alltoall family (seed 000): L-a2a (one leader), MPML (l leaders, destination
+/* The engine of the node-aware alltoall family ([GLEX]): L-a2a (one leader), MPML (l leaders, destination
  * nodes dealt round robin), NMPML (leaders spread over NUMA domains) and ONMPML (overlapped). See node_aware.c. */
 #ifndef PC_NODE_AWARE_H
 #define PC_NODE_AWARE_H

@@ -1,4 +1,4 @@
-/* alltoall.onmpml (ONMPML, seed 000 Alg. 5, T_ONMPML = T_start + max(T_inter, T_intra) + T_end): MPML whose
+/* alltoall.onmpml (ONMPML, [GLEX] Alg. 5, T_ONMPML = T_start + max(T_inter, T_intra) + T_end): MPML whose
  * leaders post their receives first, send each destination node's blocks as soon as every rank of the node has
  * gathered them (while the rest is still being gathered), keep at most `segments` sends in flight (0: all), and
  * whose ranks scatter each source node's blocks as soon as they land. Parameters: leaders, placement, pipeline

@@ -1,6 +1,6 @@
 /* alltoall.pairwise: P-1 steps; step i sends the block for (r+i) mod P and receives the one from (r-i) mod P.
  * In place, step i pairs r with (i-r) mod P, a symmetric pairing, so each step swaps one block through a
- * one-block scratch. Cost (seed 000 eq. 6 in the model's primitives, pc_cost_direct):
+ * one-block scratch. Cost ([GLEX] eq. 6 in the model's primitives, pc_cost_direct):
  *   (ppn - 1) shm_msg(m)                 the node peers' steps
  *   + (P - ppn) net_concurrent(ppn, m)   the off-node steps, every rank of the node sending off-node at once
  *   + shm_copy(1, 1, m)                  the block to itself */

@@ -1,4 +1,4 @@
-/* alltoall.pap: process-arrival-pattern aware direct alltoall (seed 003 ch. 6; ALGORITHMS.md row A7), as a
+/* alltoall.pap: process-arrival-pattern aware direct alltoall ([Qian08] ch. 6; docs/algorithms.md), as a
  * persistent plan.
  *
  * Ranks reach a collective at different times. A rank that arrives serves the peers that have already

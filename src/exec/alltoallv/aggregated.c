@@ -1,4 +1,4 @@
-/* alltoallv.aggregated: the planned, node-aggregated alltoallv of seed 001 (section 3; ALGORITHMS.md V2).
+/* alltoallv.aggregated: the planned, node-aggregated alltoallv of [PlannedA2AV] (section 3; docs/algorithms.md).
  *
  * Plan time (setup):
  *   1. every rank's bytes to and from every rank are gathered inside the node (one allgather on the node);

@@ -59,7 +59,7 @@ void pc_agg_rank_offsets(const struct pc_agg_nodes *g, int a, int t, const uint6
 int pc_agg_assign(int N, int a, const uint64_t *pair, int l, uint64_t latency_bytes, int *send, int *recv);
 
 /* Point-to-point messages go in pieces of at most pc_agg_piece_bytes bytes, all posted at once: segments = k >= 1
- * cuts a node-pair message into k near-equal pieces (1: one message, as in seed 001); segments = 0 (the default)
+ * cuts a node-pair message into k near-equal pieces (1: one message, as in [PlannedA2AV]); segments = 0 (the default)
  * cuts messages of up to PC_AGG_PIECE_LIMIT bytes into pieces of PC_AGG_PIECE bytes and leaves larger ones whole.
  * Why: a message above the transport's eager limit goes by rendezvous, a round trip in which both ends must run;
  * on an oversubscribed node each end waits for a scheduler turn (UCX over TCP here: 52 us for 4 KiB messages, about

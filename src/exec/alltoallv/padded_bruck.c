@@ -1,4 +1,4 @@
-/* alltoallv.padded_bruck (seed 002, ALGORITHMS.md V3): every block is padded to M, the largest block of the whole
+/* alltoallv.padded_bruck ([BruckNU], docs/algorithms.md): every block is padded to M, the largest block of the whole
  * count matrix, and the exchange runs as a uniform radix-R Bruck over M-byte slots (the steps of alltoall.bruck,
  * bruck_common.c). The rotation packs each outgoing block's real bytes into the front of its slot; after the
  * steps the real bytes of each arriving block (the receiver knows its size from recvcounts) are extracted into

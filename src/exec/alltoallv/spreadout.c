@@ -1,5 +1,5 @@
 /* alltoallv.spreadout: every receive is posted, then every send, in the order (r+i) mod P so that ranks do not
- * all hit the same destination at once; zero-byte blocks are not sent at all (the baseline of seeds 001 and
+ * all hit the same destination at once; zero-byte blocks are not sent at all (the baseline of [PlannedA2AV] and
  * 002, and the reference for sparse patterns). In place, the outgoing blocks are first packed into a plan-time
  * scratch. Cost (model primitives, pc_cost_direct_v in cost.h), nz = nonzero blocks the busiest rank sends, S its
  * bytes, O its off-node bytes, nz_e = nz (P - min_ppn)/(P - 1) its off-node messages and nz_i = nz - nz_e:

@@ -1,4 +1,4 @@
-/* alltoallv.twophase_bruck (seed 002's future work, ALGORITHMS.md V4): Bruck's radix-R steps over blocks of their
+/* alltoallv.twophase_bruck ([BruckNU]'s future work, docs/algorithms.md): Bruck's radix-R steps over blocks of their
  * real sizes. Seed 002 exchanges, in every step of every call, the sizes of the blocks about to move (metadata)
  * and then the data, with a temporary buffer for intermediate blocks too big for their place in the receive
  * buffer. A plan's counts are fixed, so here the metadata moves once, at plan time: a uniform Bruck over one

@@ -8,7 +8,7 @@
  * last move, lands on rank (r + i) mod P as the block from r. In step s (digit weight w) the moving slots of rank
  * r hold the blocks from (r - (i mod w)) mod P. The sizes of those blocks are what the metadata pass carries: it
  * is a uniform Bruck over one 64-bit size per slot, run once at plan time instead of once per step per execution
- * as in seed 002.
+ * as in [BruckNU].
  *
  * Where a block is kept between its moves ("areas"):
  *   SEND  the caller's send buffer, block j (the start of every slot, out of place);
