@@ -2,12 +2,13 @@
  * write) a node peer's user buffer directly: one copy instead of two.
  *
  * Shape.  Each communicator's layout owns at most one heap (L->heap, created by the first plancoll_malloc
- * on that communicator, destroyed with the layout).  A heap is a chain of arenas; arena k is one
+ * on that communicator, destroyed with the layout).  A heap is a set of arenas; arena k is one
  * MPI_Win_allocate_shared window over L->node_comm, contiguous (alloc_shared_noncontig=false), in which
  * every node rank owns a part (possibly of 0 bytes).  Every node rank maps every part of every arena, each
- * process at its own address.  A rank allocates only from its own parts.  Arenas are created collectively
- * over the node, in the same order on every node rank, and never move or shrink until the layout is freed,
- * so the arena index of a block means the same window on every node rank.
+ * process at its own address.  A rank allocates only from its own parts.  Arenas are created and released
+ * collectively over the node, in the same order on every node rank (only in plancoll_malloc, and only arenas
+ * without a live block on any node rank); they never move or shrink while they hold a live block, so the arena
+ * index of a block means the same window on every node rank.
  *
  * Location of a block.  (arena, offset) where offset is in bytes from the start of the owner's part of
  * that arena (the base MPI_Win_shared_query returns for the owner).  This pair is the same on every node
@@ -21,8 +22,9 @@
  * list (most recently freed first), each block knows its address neighbours in its arena so a freed block
  * merges with free neighbours at once; live blocks are found by address in a hash table, which is what
  * makes a foreign or double free an error instead of a crash.  When this rank's request fits nowhere, the
- * node agrees (one nonblocking allreduce) to add an arena in which each rank that needs room gets a part of
- * max(request, twice its largest part so far, PC_HEAP_MIN_PART) and the others a part of 0 bytes.
+ * node agrees (in the nonblocking allreduce every call makes) to add an arena in which each rank that needs
+ * room gets a part of max(request, twice its largest part so far, PC_HEAP_MIN_PART) and the others a part of
+ * 0 bytes.
  *
  * Memory (reserve.h).  A part is address space until blocks are taken from it: plancoll_malloc reserves the
  * pages of the block it returns before the ranks agree, so a /dev/shm too small for it is PLANCOLL_ERR_NOMEM on
