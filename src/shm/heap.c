@@ -535,6 +535,19 @@ void pc_heap_usage(const struct pc_layout *L, struct pc_heap_usage *u)
     u->cached = h->cached;
 }
 
+/* plancoll_malloc's PLANCOLL_ERR_NOMEM once the ranks agreed that some rank had no shared memory: this rank's own
+ * request when it is the one (mine), else the largest request that failed elsewhere (theirs). */
+static int nomem_error(bool mine, size_t size, uint64_t theirs)
+{
+    if (mine)
+        return pc_error(PLANCOLL_ERR_NOMEM,
+                        "plancoll_malloc: no shared memory for %zu bytes (the node's /dev/shm is full or too small)", size);
+    return pc_error(PLANCOLL_ERR_NOMEM,
+                    "plancoll_malloc: another rank found no shared memory for its %llu bytes (its node's /dev/shm is "
+                    "full or too small)",
+                    (unsigned long long)theirs);
+}
+
 /* ---- public API ---- */
 int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
 {
@@ -593,14 +606,7 @@ int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
         err = local ? local
                     : pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another rank's arguments were invalid");
     if (!err && cany[1])
-        err = reserve_rc ? pc_error(PLANCOLL_ERR_NOMEM,
-                                    "plancoll_malloc: no shared memory for %zu bytes (the node's /dev/shm is full or "
-                                    "too small)",
-                                    size)
-                         : pc_error(PLANCOLL_ERR_NOMEM,
-                                    "plancoll_malloc: another rank found no shared memory for its %llu bytes (its "
-                                    "node's /dev/shm is full or too small)",
-                                    (unsigned long long)cany[1]);
+        err = nomem_error(reserve_rc != 0, size, cany[1]);
     if (err) {
         /* A block with holes keeps none: what was reserved for it goes back (all of it, edge pages included). */
         if (fit >= 0 && h->blocks[fit].holes) pc_shm_unreserve(block_address(h, &h->blocks[fit]), h->blocks[fit].size);
@@ -629,14 +635,7 @@ int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
         err = grow_err ? grow_err : rc;
         if (!err && any[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another node could not make an arena");
         if (!err && any[1])
-            err = grow_reserve ? pc_error(PLANCOLL_ERR_NOMEM,
-                                          "plancoll_malloc: no shared memory for %zu bytes (the node's /dev/shm is "
-                                          "full or too small)",
-                                          size)
-                               : pc_error(PLANCOLL_ERR_NOMEM,
-                                          "plancoll_malloc: another rank found no shared memory for its %llu bytes "
-                                          "(its node's /dev/shm is full or too small)",
-                                          (unsigned long long)any[1]);
+            err = nomem_error(grow_reserve != 0, size, any[1]);
         if (err) {
             if (fit >= 0 && !fit_is_fresh && h->blocks[fit].holes)
                 pc_shm_unreserve(block_address(h, &h->blocks[fit]), h->blocks[fit].size);
