@@ -6,7 +6,7 @@
  *         -> plancoll_destroy_plan -> MPI_Comm_free
  *
  * is repeated --cycles times for an alltoall, an alltoallv and an allreduce, and each step is timed, together
- * with plancoll's own set-up phases (src/core/phase_times.h: layout discovery, agreement, calibration, choice,
+ * with plancoll's own set-up phases (src/base/phase_times.h: layout discovery, agreement, calibration, choice,
  * the algorithm's set-up, teardown, layout release). Every number is the per-cycle maximum over ranks; the
  * table gives the first cycle of each collective (the first of the run includes calibration unless
  * PLANCOLL_CALIBRATE=0) and the median and maximum of the others.
@@ -29,7 +29,7 @@
 #include <plancoll.h>
 
 #include "bench_mpi.h"
-#include "core/phase_times.h"
+#include "base/phase_times.h"
 
 enum coll { ALLTOALL, ALLTOALLV, ALLREDUCE, NCOLLS };
 static const char *const coll_names[NCOLLS] = {"alltoall", "alltoallv", "allreduce"};

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/wisdom_io.h"
+#include "api/wisdom_io.h"
 #include "planner/planner.h"
 #include "planner/wisdom_text.h"
 #include "plancoll.h"

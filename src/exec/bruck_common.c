@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bruck_common.h"
-#include "cost.h"
+#include "exec/bruck_common.h"
+#include "exec/cost.h"
 
 int pc_bruck_radix(const struct pc_params *params, int P)
 {

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "../core/plan.h"
-#include "schedule.h"
+#include "exec/plan.h"
+#include "exec/schedule.h"
 
 #define PC_BRUCK_MAX_STEPS 256
 

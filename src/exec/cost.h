@@ -1,12 +1,12 @@
 /* What the algorithms' estimates share: where a message of a schedule step goes (inside a node or between
  * nodes, and how many pairs of one node cross to another at once), built on the machine model's primitives
- * (cost_model/model.h). Pure C, no MPI. Nodes are taken as blocks of max_ppn consecutive ranks when ranks are
+ * (base/model.h). Pure C, no MPI. Nodes are taken as blocks of max_ppn consecutive ranks when ranks are
  * placed by node; otherwise any step may leave a node, with all of a node's ranks sending off-node at once. */
 #ifndef PC_EXEC_COST_H
 #define PC_EXEC_COST_H
 
-#include "../core/problem.h"
-#include "../cost_model/model.h"
+#include "base/problem.h"
+#include "base/model.h"
 
 /* The most ranks of one node whose partner partner(r, arg) (-1: none) is on another node: the k of
  * pc_cost_net_concurrent for a step where every rank talks to its partner. 0 when the step stays inside nodes. */

@@ -1,13 +1,13 @@
 /* The planner's MPI hooks: timing a candidate on temporary buffers (the caller's are never touched) and
  * broadcasting rank 0's decision. */
-#include "measure.h"
+#include "exec/measure.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../core/sizes.h"
-#include "../shm/layout.h"
+#include "base/sizes.h"
+#include "shm/layout.h"
 
 /* The bytes [*lo, *hi) that the plan's buffer on one side touches, relative to its address (sizes.h): the union of
  * every block's span. The plan's validation checked that every offset stays within 2^60 bytes. */

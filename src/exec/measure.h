@@ -1,8 +1,8 @@
 #ifndef PC_MEASURE_H
 #define PC_MEASURE_H
 
-#include "../core/plan.h"
-#include "../planner/planner.h"
+#include "exec/plan.h"
+#include "planner/planner.h"
 
 /* The planner's timing of candidates on temporary buffers shaped like the plan's (the caller's are never
  * touched). The buffers are allocated at the first candidate timed and reused by the others, so a large problem

@@ -2,7 +2,7 @@
  * and the names in order hash into the registry signature that wisdom records. Append new algorithms. */
 #include <string.h>
 
-#include "../core/algorithm.h"
+#include "base/algorithm.h"
 
 extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native, pc_alltoall_bruck;
 extern const struct pc_algorithm pc_alltoall_leader, pc_alltoall_mpml, pc_alltoall_onmpml;

@@ -1,5 +1,5 @@
 /* MPI_Put into node peers' shared segments (seg_window.h). */
-#include "seg_window.h"
+#include "exec/seg_window.h"
 
 #include <stdlib.h>
 

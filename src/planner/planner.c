@@ -1,11 +1,11 @@
-#include "planner.h"
+#include "planner/planner.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../../include/plancoll.h"
-#include "../core/errors.h"
+#include "plancoll_codes.h"
+#include "base/errors.h"
 
 void pc_default_model(struct pc_machine_model *m) { pc_model_default(m); }
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../core/algorithm.h"
+#include "base/algorithm.h"
 
 #define PC_MAX_CANDIDATES 96
 #define PC_MAX_VARIANTS 32
@@ -35,7 +35,7 @@ int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out,
 /* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
  * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
  * transport=p2p|put, radix, inter=rd|rsag|mpi).
- * The PC_PARAM_* bits are in core/algorithm.h. */
+ * The PC_PARAM_* bits are in base/algorithm.h. */
 /* Values of inter=: the index is pc_params.inter. */
 extern const char *const pc_inter_names[3];
 struct pc_forced {

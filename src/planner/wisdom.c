@@ -1,11 +1,11 @@
 /* In-process wisdom: what MEASURE and above learned, so that a second plan of the same problem costs no
- * timing. wisdom_text.c gives it a text form (wisdom/FORMAT.md); src/core/wisdom_io.c moves that text between
+ * timing. wisdom_text.c gives it a text form (wisdom/FORMAT.md); src/api/wisdom_io.c moves that text between
  * ranks and files. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../include/plancoll.h"
-#include "planner.h"
+#include "plancoll_codes.h"
+#include "planner/planner.h"
 
 static struct pc_wisdom_entry *entries;
 static int count, capacity;

@@ -1,7 +1,7 @@
 /* The wisdom text: a line-oriented format that a person can read and diff (wisdom/FORMAT.md). Parsing
  * builds temporaries only and reports the first problem with its line number; nothing here touches the
  * process's stores or calls MPI. */
-#include "wisdom_text.h"
+#include "planner/wisdom_text.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../include/plancoll.h"
+#include "plancoll_codes.h"
 
 /* Numbers are written and read in the C locale whatever the application set (a decimal comma would corrupt
  * them): the calling thread switches for the duration of a parse or format. */

@@ -1,6 +1,6 @@
 /* The wisdom text (wisdom/FORMAT.md): parsing into temporaries, formatting, fingerprint comparison and
  * merging. Pure C with no MPI calls, so the unit tests and the libFuzzer target call it directly; the MPI side
- * (src/core/wisdom_io.c) only reads and writes files, broadcasts the text and commits a parsed set. */
+ * (src/api/wisdom_io.c) only reads and writes files, broadcasts the text and commits a parsed set. */
 #ifndef PC_WISDOM_TEXT_H
 #define PC_WISDOM_TEXT_H
 
@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cost_model/model.h"
-#include "planner.h"
+#include "base/model.h"
+#include "planner/planner.h"
 
 #define PC_WISDOM_FORMAT_VERSION 1
 #define PC_WISDOM_MAX_BYTES (64u << 20) /* larger text is refused before parsing */

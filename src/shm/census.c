@@ -1,13 +1,14 @@
 /* The node census (census.h): surveyed once per group of processes, kept for the life of the process. */
-#include "census.h"
+#include "shm/census.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../core/errors.h"
-#include "../core/plan.h"
-#include "layout.h"
+#include "base/errors.h"
+#include "shm/mpi_error.h"
+#include "shm/requests.h"
+#include "shm/layout.h"
 
 static struct pc_census *censuses;                    /* the world's first, then newest first */
 static MPI_Comm node_template = MPI_COMM_NULL;        /* the world census's node communicator */

@@ -1,15 +1,15 @@
 /* The node-shared heap: plancoll_malloc / plancoll_free and the lookups of heap.h (which describes the
  * design).  Bookkeeping lives in process-local memory; the shared arenas hold user data only. */
-#include "heap.h"
+#include "shm/heap.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../core/errors.h"
-#include "../core/plan.h"
-#include "../core/validate.h"
-#include "layout.h"
-#include "reserve.h"
+#include "base/errors.h"
+#include "shm/mpi_error.h"
+#include "shm/requests.h"
+#include "shm/layout.h"
+#include "shm/reserve.h"
 
 /* Sizes past this are refused (as in validate.c): part sizes are doubled and rounded without overflow. */
 #define HEAP_MAX_BYTES ((size_t)1 << 60)
@@ -548,18 +548,10 @@ static int nomem_error(bool mine, size_t size, uint64_t theirs)
                     (unsigned long long)theirs);
 }
 
-/* ---- public API ---- */
-int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
+/* ---- plancoll_malloc and plancoll_free (src/api/memory.c checks MPI's state and the communicator first) ---- */
+int pc_heap_malloc(size_t size, MPI_Comm comm, void **ptr)
 {
-    pc_clear_error();
-    if (ptr) *ptr = NULL;
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (!initialized || finalized)
-        return pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll_malloc between MPI_Init and MPI_Finalize");
-    int err = pc_check_comm(comm);
-    if (err) return err;
+    int err;
     struct pc_layout *L = NULL;
     if ((err = pc_layout_get(comm, &L))) return err;
     /* arenas are windows over the node communicator (collective over comm, like this call) */
@@ -656,9 +648,8 @@ int plancoll_malloc(size_t size, MPI_Comm comm, void **ptr)
     return err;
 }
 
-int plancoll_free(void *ptr)
+int pc_heap_free(void *ptr)
 {
-    pc_clear_error();
     if (!ptr) return PLANCOLL_SUCCESS;
     uintptr_t p = (uintptr_t)ptr;
     for (struct pc_heap *h = all_heaps; h; h = h->next_heap) {

@@ -59,6 +59,7 @@
 #ifndef PC_HEAP_H
 #define PC_HEAP_H
 
+#include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -105,5 +106,10 @@ void pc_heap_usage(const struct pc_layout *L, struct pc_heap_usage *usage);
 /* Frees every arena (collective over the node: MPI_Win_free) and the bookkeeping; called from layout_free.
  * Every pointer into the heap dies here. NULL is a no-op. */
 void pc_heap_destroy(struct pc_heap *heap);
+
+/* plancoll_malloc's work once the API has checked MPI's state and comm (collective over comm). */
+int pc_heap_malloc(size_t size, MPI_Comm comm, void **ptr);
+/* plancoll_free's work: the block back to its arena (NULL is nothing to do). */
+int pc_heap_free(void *ptr);
 
 #endif

@@ -1,14 +1,15 @@
-#include "layout.h"
+#include "shm/layout.h"
 
 #include <stdlib.h>
 
-#include "../core/errors.h"
-#include "../core/phase_times.h"
-#include "../core/plan.h"
-#include "census.h"
-#include "heap.h"
-#include "reserve.h"
-#include "wait.h"
+#include "base/errors.h"
+#include "base/phase_times.h"
+#include "shm/mpi_error.h"
+#include "shm/requests.h"
+#include "shm/census.h"
+#include "shm/heap.h"
+#include "shm/reserve.h"
+#include "shm/wait.h"
 
 static int layout_keyval = MPI_KEYVAL_INVALID;
 

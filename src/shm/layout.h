@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../core/problem.h"
+#include "base/problem.h"
 
 #define PC_CACHELINE 64
 

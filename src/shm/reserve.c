@@ -1,5 +1,5 @@
 /* Reserving and returning the memory behind node-shared mappings (reserve.h). */
-#include "reserve.h"
+#include "shm/reserve.h"
 
 #include <errno.h>
 #include <setjmp.h>

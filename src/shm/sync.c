@@ -7,12 +7,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../core/errors.h"
-#include "../core/phase_times.h"
-#include "../core/plan.h"
-#include "layout.h"
-#include "reserve.h"
-#include "wait.h"
+#include "base/errors.h"
+#include "base/phase_times.h"
+#include "shm/mpi_error.h"
+#include "shm/requests.h"
+#include "shm/layout.h"
+#include "shm/reserve.h"
+#include "shm/wait.h"
 
 void pc_flag_wait(const struct pc_layout *L, _Atomic uint64_t *flag, uint64_t seq)
 {

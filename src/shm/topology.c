@@ -3,7 +3,7 @@
  * caller falls back to dealing node ranks over the domains. */
 #include <hwloc.h>
 
-#include "layout.h"
+#include "shm/layout.h"
 
 static int cached_domains = -1, cached_domain = -1;
 

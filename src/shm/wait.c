@@ -1,4 +1,4 @@
-#include "wait.h"
+#include "shm/wait.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* The pure parts of the distributed transpose: distribution, block layout, local passes, cost. See local.h. */
-#include "local.h"
+#include "transpose/local.h"
 
 #include <string.h>
 

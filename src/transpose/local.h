@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/algorithm.h"
+#include "base/algorithm.h"
 
 /* FFTW's default block distribution of n rows over P ranks: block b = ceil(n/P); rank r holds
  * min(b, n - r b) rows starting at r b, and a rank past the last block holds none and starts at 0 (as

@@ -16,18 +16,19 @@
  * One rank: a local transpose (through S when in and out overlap). Nothing to move (n0, n1 or the element size
  * 0): no inner plan, execution returns at once.
  * Cost: the inner plan's prediction + pc_transpose_local_estimate (local.h). */
-#include "transpose.h"
+#include "transpose/transpose.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/sizes.h"
-#include "../core/validate.h"
-#include "../planner/planner.h"
-#include "../shm/layout.h"
-#include "local.h"
+#include "base/sizes.h"
+#include "api/handles.h"
+#include "api/validate.h"
+#include "planner/planner.h"
+#include "shm/layout.h"
+#include "transpose/local.h"
 
 struct pc_transpose {
     ptrdiff_t n0, n1;
@@ -114,13 +115,7 @@ static int check_sizes(ptrdiff_t n0, ptrdiff_t n1)
 ptrdiff_t plancoll_local_size_transposed(ptrdiff_t n0, ptrdiff_t n1, MPI_Comm comm, ptrdiff_t *local_n0,
                                          ptrdiff_t *local_0_start, ptrdiff_t *local_n1, ptrdiff_t *local_1_start)
 {
-    pc_clear_error();
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (!initialized || finalized)
-        return -pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll between MPI_Init and MPI_Finalize");
-    int err = pc_check_comm(comm);
+    int err = pc_api_entry(comm);
     if (!err) err = check_sizes(n0, n1);
     if (err) return -err;
     int P, rank;

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "../core/plan.h"
+#include "exec/plan.h"
 
 /* plancoll_execute_buffers on a transpose plan: in and out against the plan's sizes. */
 int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, const void *out);

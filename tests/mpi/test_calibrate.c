@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/core/plan.h"
-#include "../../src/cost_model/model.h"
+#include "api/handles.h"
+#include "base/model.h"
 #include "testlib.h"
 
 static uint64_t text_hash(const struct pc_machine_model *m)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/errors.h"
+#include "base/errors.h"
 #include "planner/planner.h"
 #include "plancoll.h"
 

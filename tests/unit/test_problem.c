@@ -1,6 +1,6 @@
 /* Problem signatures: the canonical key (wisdom's name for a problem), FNV-1a, and the agreement hash that
- * plan_finish compares across ranks in one allreduce (src/core/problem.c); and the checked byte arithmetic the
- * plan's sizes and offsets are computed with (src/core/sizes.h). */
+ * plan_finish compares across ranks in one allreduce (src/base/problem.c); and the checked byte arithmetic the
+ * plan's sizes and offsets are computed with (src/base/sizes.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,9 @@
 
 #include <string.h>
 
-#include "core/problem.h"
-#include "core/sizes.h"
+#include "base/problem.h"
+#include "exec/datatype.h"
+#include "base/sizes.h"
 #include "plancoll.h"
 
 static struct pc_problem base(enum pc_collective coll)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/algorithm.h"
+#include "base/algorithm.h"
 #include "plancoll.h"
 
 /* FNV-1a written out here, independently of pc_hash_bytes. */

@@ -1,4 +1,4 @@
-/* The lock of a wisdom file (src/core/wisdom_io.c): held across every read-merge-write of the file, with a
+/* The lock of a wisdom file (src/api/wisdom_io.c): held across every read-merge-write of the file, with a
  * bounded wait. Other processes are forked children; a pipe tells when a child holds the lock. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/wisdom_io.h"
+#include "api/wisdom_io.h"
 #include "plancoll.h"
 
 static char dir[64], path[128];

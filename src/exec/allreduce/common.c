@@ -1,6 +1,6 @@
-#include "common.h"
+#include "exec/allreduce/common.h"
 
-#include "../cost.h"
+#include "exec/cost.h"
 
 int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {

@@ -2,8 +2,8 @@
 #ifndef PC_ALLREDUCE_COMMON_H
 #define PC_ALLREDUCE_COMMON_H
 
-#include "../../core/plan.h"
-#include "fold.h"
+#include "exec/plan.h"
+#include "exec/allreduce/fold.h"
 
 /* recvbuf = sendbuf unless in place. */
 int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);

@@ -8,7 +8,7 @@
  *   (l, or l-1 when l = ppn) shm_copy(1, ppn, n/l)   the hand-over of the partitions
  *   + l shm_copy(1, ppn, n/l)                        the copy back
  *   + 2 sync_us + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j: net_concurrent(l, .) steps) */
-#include "dpml_common.h"
+#include "exec/allreduce/dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {

@@ -42,19 +42,19 @@
  *   k > 1: T = T_copy + T_bcast + T_sync + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's
  *                                                                  reduction cannot overlap; the rest overlaps the
  *                                                                  exchanges) */
-#include "dpml_common.h"
+#include "exec/allreduce/dpml_common.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/plan.h"
-#include "../../core/sizes.h"
-#include "../../shm/heap.h"
-#include "../../shm/layout.h"
-#include "../../shm/wait.h"
-#include "../alltoall/node_aware.h"
-#include "common.h"
-#include "dpml_sched.h"
+#include "exec/plan.h"
+#include "base/sizes.h"
+#include "shm/heap.h"
+#include "shm/layout.h"
+#include "shm/wait.h"
+#include "exec/alltoall/node_aware.h"
+#include "exec/allreduce/common.h"
+#include "exec/allreduce/dpml_sched.h"
 
 #define PC_TAG_DPML (PC_TAG_ALLREDUCE + 100) /* + sub-partition: concurrent exchanges never match each other */
 #define CHUNK_BYTES 16384                   /* the accumulator stays in L1 while ppn inputs stream through it */

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "../../core/algorithm.h"
+#include "base/algorithm.h"
 
 struct plancoll_plan_s;
 

@@ -1,5 +1,5 @@
 /* Pure arithmetic of the hierarchical allreduces: segment layout and inter-node step lists (see dpml_sched.h). */
-#include "dpml_sched.h"
+#include "exec/allreduce/dpml_sched.h"
 
 #define LINE 64
 

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../schedule.h"
+#include "exec/schedule.h"
 
 /* ---- partitions ------------------------------------------------------------------------------------------ */
 

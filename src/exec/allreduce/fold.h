@@ -3,6 +3,6 @@
 #ifndef PC_FOLD_H
 #define PC_FOLD_H
 
-#include "../schedule.h"
+#include "exec/schedule.h"
 
 #endif

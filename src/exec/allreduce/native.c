@@ -9,7 +9,7 @@
  * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks. */
 #include <stdlib.h>
 
-#include "common.h"
+#include "exec/allreduce/common.h"
 
 static int setup(struct plancoll_plan_s *plan)
 {

@@ -10,8 +10,8 @@
  * of one node whose partner is off-node; reduce with the problem's (op, type). */
 #include <stdlib.h>
 
-#include "../schedule.h"
-#include "common.h"
+#include "exec/schedule.h"
+#include "exec/allreduce/common.h"
 
 struct rab {
     void *raw, *tmp;

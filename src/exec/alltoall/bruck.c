@@ -9,8 +9,8 @@
  *   + 2 transpose(P m)                                   the rotation and the inverse rotation */
 #include <string.h>
 
-#include "../../core/plan.h"
-#include "../bruck_common.h"
+#include "exec/plan.h"
+#include "exec/bruck_common.h"
 
 static const char *inapplicable(const struct pc_problem *p)
 {

@@ -1,7 +1,7 @@
 /* alltoall.leader (L-a2a, [GLEX] Alg. 1, eq. 7): one leader per node gathers the node's blocks through the
  * shared segment, sends one message per node pair, and the node's ranks scatter what it received. Inter-node
  * messages drop from (N ppn)^2 to N^2. Parameter: transport (Isend/Irecv or MPI_Put). The engine is node_aware.c; cost pc_na_estimate with l = 1. */
-#include "node_aware.h"
+#include "exec/alltoall/node_aware.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {

@@ -3,7 +3,7 @@
  * leaders (1 .. smallest node; a larger request is clamped to the smallest node's ranks) and placement (first l
  * node ranks, or spread over NUMA domains: NMPML) and transport (Isend/Irecv or MPI_Put).
  * Engine node_aware.c (pc_na_config_of maps the parameters); cost pc_na_estimate. */
-#include "node_aware.h"
+#include "exec/alltoall/node_aware.h"
 
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth)
 {

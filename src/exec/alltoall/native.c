@@ -10,9 +10,9 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "../../core/plan.h"
-#include "../bruck_common.h"
-#include "../cost.h"
+#include "exec/plan.h"
+#include "exec/bruck_common.h"
+#include "exec/cost.h"
 
 struct native {
     MPI_Request req;

@@ -39,18 +39,18 @@
  *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync
  *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync, T_start = T_end = piece (the first gather and the
  *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter). */
-#include "node_aware.h"
+#include "exec/alltoall/node_aware.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/sizes.h"
-#include "../../shm/heap.h"
-#include "../../shm/layout.h"
-#include "../../shm/wait.h"
-#include "../seg_window.h"
+#include "base/sizes.h"
+#include "shm/heap.h"
+#include "shm/layout.h"
+#include "shm/wait.h"
+#include "exec/seg_window.h"
 
 #define PC_TAG_NODE_AWARE (PC_TAG_ALLTOALL + 10)
 

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "../../core/plan.h"
+#include "exec/plan.h"
 
 struct pc_na_config {
     int leaders;      /* requested leaders per node; clamped to [1, smallest node] */

@@ -3,7 +3,7 @@
  * gathered them (while the rest is still being gathered), keep at most `segments` sends in flight (0: all), and
  * whose ranks scatter each source node's blocks as soon as they land. Parameters: leaders, placement, pipeline
  * depth, transport. Engine node_aware.c; cost pc_na_estimate with overlap. */
-#include "node_aware.h"
+#include "exec/alltoall/node_aware.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {

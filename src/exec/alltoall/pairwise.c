@@ -6,9 +6,9 @@
  *   + shm_copy(1, 1, m)                  the block to itself */
 #include <stdlib.h>
 
-#include "../../core/plan.h"
-#include "../cost.h"
-#include "../schedule.h"
+#include "exec/plan.h"
+#include "exec/cost.h"
+#include "exec/schedule.h"
 
 struct pairwise {
     void *scratch; /* in place: one packed block */

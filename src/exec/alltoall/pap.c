@@ -72,12 +72,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../core/plan.h"
-#include "../../core/sizes.h"
-#include "../../shm/layout.h"
-#include "../../shm/reserve.h"
-#include "../../shm/wait.h"
-#include "../seg_window.h"
+#include "exec/plan.h"
+#include "base/sizes.h"
+#include "shm/layout.h"
+#include "shm/reserve.h"
+#include "shm/wait.h"
+#include "exec/seg_window.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
 #define PAP_TAG (PC_TAG_ALLTOALL + 70)

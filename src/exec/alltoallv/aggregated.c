@@ -39,19 +39,19 @@
  *                                                  theirs (Put adds a credit / arrival flag per message)
  * The pieces of a message go back to back, their start-ups overlapping: they are not charged apart; nor is a
  * rendezvous round trip (the model has no eager limit). */
-#include "aggregated.h"
+#include "exec/alltoallv/aggregated.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/plan.h"
-#include "../../planner/planner.h"
-#include "../../shm/layout.h"
-#include "../../shm/wait.h"
-#include "../alltoall/node_aware.h"
-#include "../seg_window.h"
+#include "exec/plan.h"
+#include "planner/planner.h"
+#include "shm/layout.h"
+#include "shm/wait.h"
+#include "exec/alltoall/node_aware.h"
+#include "exec/seg_window.h"
 
 #define PC_TAG_AGGREGATED (PC_TAG_ALLTOALLV + 20)
 

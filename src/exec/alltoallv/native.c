@@ -5,8 +5,8 @@
  *   + native_rounds(P - 1)   (P - 1) sync_us on an oversubscribed node (cost.h), else 0 */
 #include <stdlib.h>
 
-#include "../../core/plan.h"
-#include "../cost.h"
+#include "exec/plan.h"
+#include "exec/cost.h"
 
 static int setup(struct plancoll_plan_s *plan)
 {

@@ -13,9 +13,9 @@
  *                        received bytes) */
 #include <stdint.h>
 
-#include "../../core/plan.h"
-#include "../bruck_common.h"
-#include "vblock.h"
+#include "exec/plan.h"
+#include "exec/bruck_common.h"
+#include "exec/alltoallv/vblock.h"
 
 static int setup(struct plancoll_plan_s *plan)
 {

@@ -7,8 +7,8 @@
  *   + nz_e net_concurrent(ppn, O / nz_e)     off-node messages, the node's ranks all sending at once */
 #include <stdlib.h>
 
-#include "../../core/plan.h"
-#include "../cost.h"
+#include "exec/plan.h"
+#include "exec/cost.h"
 
 struct spreadout {
     MPI_Request *reqs;   /* 2P */

@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/plan.h"
-#include "../bruck_common.h"
-#include "../measure.h"
-#include "twophase_schedule.h"
-#include "vblock.h"
+#include "exec/plan.h"
+#include "exec/bruck_common.h"
+#include "exec/measure.h"
+#include "exec/alltoallv/twophase_schedule.h"
+#include "exec/alltoallv/vblock.h"
 
 struct twophase {
     struct pc_bruck_uniform meta; /* setup only: the steps, and the metadata pass's 8-byte slots */

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "twophase_schedule.h"
+#include "exec/alltoallv/twophase_schedule.h"
 
 void pc_tp_meta_init(int P, int rank, const uint64_t *send_bytes, uint64_t *cur)
 {

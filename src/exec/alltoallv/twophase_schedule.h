@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../schedule.h"
+#include "exec/schedule.h"
 
 enum pc_tp_area { PC_TP_SEND = 0, PC_TP_RECV = 1, PC_TP_TEMP = 2, PC_TP_NAREAS = 3 };
 

@@ -1,7 +1,7 @@
 /* Block images for the forwarding alltoallv algorithms (vblock.h). */
 #include <string.h>
 
-#include "vblock.h"
+#include "exec/alltoallv/vblock.h"
 
 struct pc_vside pc_vside_recv(const struct plancoll_plan_s *plan)
 {

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../../core/plan.h"
+#include "exec/plan.h"
 
 /* One side of an alltoallv: the datatype, counts and displacements a buffer is read or written with. */
 struct pc_vside {

@@ -1,8 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "sizes.h"
+#include "exec/plan.h"
+#include "base/sizes.h"
 
 int pc_typeinfo_init(struct pc_typeinfo *t, MPI_Datatype type, bool duplicate)
 {

@@ -2,7 +2,7 @@
 #ifndef PC_CALIBRATE_H
 #define PC_CALIBRATE_H
 
-#include "model.h"
+#include "base/model.h"
 
 struct pc_layout;
 

@@ -7,7 +7,7 @@
  * the fingerprint is checked on every rank (the topology is each rank's own node) and the verdicts combined in
  * one allreduce; only then does each rank swap in the merged wisdom it built aside. Export: every rank formats
  * what it knows, rank 0 gathers and merges it (a plan on a sub-communicator taught only its own ranks). */
-#include "wisdom_io.h"
+#include "api/wisdom_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../shm/layout.h"
-#include "plan.h"
-#include "validate.h"
+#include "shm/layout.h"
+#include "exec/plan.h"
+#include "api/validate.h"
 
 #define MSG_LEN 400
 
@@ -581,14 +581,8 @@ static int export_collective(struct pc_layout *L, struct header *h, char **text)
 
 static int begin(MPI_Comm comm, struct pc_layout **L)
 {
-    pc_clear_error();
     *L = NULL;
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (!initialized || finalized)
-        return pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll between MPI_Init and MPI_Finalize");
-    int err = pc_check_comm(comm);
+    int err = pc_api_entry(comm);
     if (err) return err;
     return pc_layout_get(comm, L);
 }

@@ -3,8 +3,8 @@
 #ifndef PC_ALGORITHM_H
 #define PC_ALGORITHM_H
 
-#include "problem.h"
-#include "../cost_model/model.h"
+#include "base/problem.h"
+#include "base/model.h"
 
 struct plancoll_plan_s;
 

@@ -1,4 +1,4 @@
-#include "errors.h"
+#include "base/errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -54,15 +54,4 @@ int pc_error(int code, const char *fmt, ...)
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
     return code;
-}
-
-int pc_mpi_error(int mpi_rc, const char *what)
-{
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (initialized && !finalized) MPI_Error_string(mpi_rc, text, &len);
-    return pc_error(PLANCOLL_ERR_MPI, "%s failed: %s", what, text);
 }

@@ -1,8 +1,11 @@
 /* Waiting on MPI requests with the library's wait policy: MPI_Testall in a loop that spins briefly or
  * yields, never a blocking MPI_Wait (docs/design.md: on an oversubscribed node a spinning wait costs a slice). */
-#include "../core/plan.h"
-#include "../shm/layout.h"
-#include "../shm/wait.h"
+#include "shm/requests.h"
+
+#include "base/errors.h"
+#include "shm/layout.h"
+#include "shm/mpi_error.h"
+#include "shm/wait.h"
 
 /* GCC 12 reads MPICH's MPI_STATUSES_IGNORE ((MPI_Status *)1) as a zero-size array: a false positive. */
 #pragma GCC diagnostic push
@@ -13,11 +16,6 @@ static int test_requests(int n, MPI_Request *reqs, int *done)
 {
     if (n == 1) return MPI_Test(reqs, done, MPI_STATUS_IGNORE);
     return MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE);
-}
-
-int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs)
-{
-    return pc_wait_layout(plan->layout, n, reqs);
 }
 
 int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs)

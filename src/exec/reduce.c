@@ -3,7 +3,7 @@
  * (include/plancoll.h) and which the compiler vectorises at -O2/-O3 where the target can (restrict pointers, no
  * per-element switch); user ops, and a Fortran type of a size no loop fits, go through MPI_Reduce_local. The end of
  * the file asks whether MPI's own op gives the same results. */
-#include "reduce.h"
+#include "exec/reduce.h"
 
 #include <float.h>
 #include <math.h>

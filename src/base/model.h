@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/problem.h"
+#include "base/problem.h"
 
 /* Message sizes the tables are sampled at (bytes): powers of 8 from 8 B to 2 MiB. */
 #define PC_MODEL_NSIZES 7

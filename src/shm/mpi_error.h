@@ -1,20 +1,13 @@
-/* Error reporting: every failure sets a code and a detailed message that plancoll_error_detail() returns. */
-#ifndef PC_ERRORS_H
-#define PC_ERRORS_H
+/* A failed MPI call as a plancoll error (PLANCOLL_ERR_MPI, MPI's own message in the detail). Internal. */
+#ifndef PC_MPI_ERROR_H
+#define PC_MPI_ERROR_H
 
-#include "plancoll.h"
+#include <mpi.h>
 
-#if defined(__GNUC__)
-#define PC_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define PC_PRINTF(a, b)
-#endif
+#include "base/errors.h"
 
-/* Records code and message as the last error of this process and returns code. */
-int pc_error(int code, const char *fmt, ...) PC_PRINTF(2, 3);
 /* Records an MPI failure (mpi_rc from call named what) and returns PLANCOLL_ERR_MPI. */
 int pc_mpi_error(int mpi_rc, const char *what);
-void pc_clear_error(void);
 
 /* Propagates an MPI failure as a plancoll error from inside a function returning int. */
 #define PC_MPI_CHECK(call)                                                                        \

@@ -3,8 +3,11 @@
 #ifndef PC_VALIDATE_H
 #define PC_VALIDATE_H
 
-#include "plan.h"
+#include "exec/plan.h"
 
+/* The check every public function taking a communicator starts with: clears the last error's detail, then
+ * PLANCOLL_ERR_NOT_INITIALIZED outside MPI_Init..MPI_Finalize, PLANCOLL_ERR_COMM / _INTERCOMM for comm. */
+int pc_api_entry(MPI_Comm comm);
 int pc_check_comm(MPI_Comm comm);
 int pc_check_flags(unsigned flags);
 int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -8,7 +8,7 @@
  *            node tau = 1 .. ppn concurrent copies through 1 copy (read the peer's memory) and 2 copies
  *            (write own slot, signal, the peer reads it): tau-Lop
  *   local    a blocked transpose, and each predefined (op, type) reduction loop */
-#include "calibrate.h"
+#include "exec/calibrate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,11 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/plan.h"
-#include "../core/reduce.h"
-#include "../shm/layout.h"
-#include "../shm/reserve.h"
-#include "../shm/wait.h"
+#include "exec/plan.h"
+#include "exec/reduce.h"
+#include "shm/layout.h"
+#include "shm/reserve.h"
+#include "shm/wait.h"
 
 #define MAX_BYTES 2097152 /* the largest table size */
 #define REDUCE_BYTES 65536

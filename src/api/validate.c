@@ -1,10 +1,10 @@
-#include "validate.h"
+#include "api/validate.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "reduce.h"
-#include "sizes.h"
+#include "exec/reduce.h"
+#include "base/sizes.h"
 
 /* Bytes of count elements of t, or -1 when they reach 2^60 (sizes.h). */
 static int64_t data_bytes(const struct pc_typeinfo *t, int count)
@@ -18,6 +18,17 @@ static bool span_fits(const struct pc_typeinfo *t, int64_t first, int64_t count)
 {
     int64_t lo, hi;
     return pc_type_span(t, first, count, &lo, &hi);
+}
+
+int pc_api_entry(MPI_Comm comm)
+{
+    pc_clear_error();
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll between MPI_Init and MPI_Finalize");
+    return pc_check_comm(comm);
 }
 
 int pc_check_comm(MPI_Comm comm)

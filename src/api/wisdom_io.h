@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "../planner/wisdom_text.h"
+#include "planner/wisdom_text.h"
 
 struct pc_layout;
 

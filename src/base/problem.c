@@ -1,4 +1,4 @@
-#include "problem.h"
+#include "base/problem.h"
 
 #include <stdio.h>
 

@@ -1,20 +1,20 @@
 /* The public API: plan creation (validate, agree across ranks, plan, set up), execution, destruction and
  * printing. */
-#include "plan.h"
+#include "api/handles.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../cost_model/calibrate.h"
-#include "../exec/measure.h"
-#include "../planner/planner.h"
-#include "../shm/layout.h"
-#include "phase_times.h"
-#include "../shm/wait.h"
-#include "../transpose/transpose.h"
-#include "validate.h"
-#include "wisdom_io.h"
+#include "api/validate.h"
+#include "api/wisdom_io.h"
+#include "base/phase_times.h"
+#include "exec/calibrate.h"
+#include "exec/measure.h"
+#include "planner/planner.h"
+#include "shm/layout.h"
+#include "shm/wait.h"
+#include "transpose/transpose.h"
 
 const char *plancoll_version(int *major, int *minor, int *patch)
 {
@@ -113,42 +113,16 @@ static struct plancoll_plan_s *check_plan(plancoll_plan handle, int *err)
     return p;
 }
 
-static int check_mpi(void)
-{
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (!initialized || finalized) return pc_error(PLANCOLL_ERR_NOT_INITIALIZED, "call plancoll between MPI_Init and MPI_Finalize");
-    return PLANCOLL_SUCCESS;
-}
-
 /* ---- creation ---- */
-void pc_plan_free(struct plancoll_plan_s *p)
-{
-    if (!p) return;
-    double t0 = pc_phase_start();
-    if (p->alg && p->alg->teardown) p->alg->teardown(p);
-    pc_typeinfo_free(&p->stype);
-    pc_typeinfo_free(&p->rtype);
-    free(p->sendcounts);
-    free(p->sdispls);
-    free(p->recvcounts);
-    free(p->rdispls);
-    pc_phase_add(PC_PHASE_DESTROY, t0);
-    pc_layout_release(p->layout);
-    free(p);
-}
 
 /* Allocates the plan and attaches the communicator's layout (collective). */
 int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
                   struct plancoll_plan_s **pp)
 {
-    pc_clear_error();
-    int err = check_mpi();
+    int err = pc_api_entry(comm);
+    if (out) *out = NULL;
     if (err) return err;
     if (!out) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the pointer to receive the plan is NULL");
-    *out = NULL;
-    if ((err = pc_check_comm(comm))) return err;
     struct plancoll_plan_s *p = calloc(1, sizeof *p);
     if (!p) return pc_error(PLANCOLL_ERR_NOMEM, "plan");
     if ((err = pc_layout_get(comm, &p->layout))) {
@@ -348,7 +322,7 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         double t_cal = pc_phase_start();
         err = pc_calibrate(p->layout, &model);
         pc_phase_add(PC_PHASE_CALIBRATE, t_cal);
-        t_choose += MPI_Wtime() - t_cal; /* calibration is not part of the choice */
+        t_choose += pc_phase_now() - t_cal; /* calibration is not part of the choice */
         if (!err) {
             snprintf(model.shape, sizeof model.shape, "%s", shape);
             pc_model_remember(&model);
@@ -384,9 +358,9 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
         snprintf(p->runner_up, sizeof p->runner_up, "%s", pc_registry_get(d.runner_up.alg)->name);
         p->runner_up_us = d.runner_up.measured_us >= 0 ? d.runner_up.measured_us : d.runner_up.predicted_us;
     }
-    double t0 = MPI_Wtime();
+    double t0 = pc_phase_start();
     err = pc_agree_error(p, p->alg->setup(p));
-    p->setup_seconds = MPI_Wtime() - t0;
+    p->setup_seconds = pc_phase_now() - t0;
     pc_phase_add(PC_PHASE_SETUP, t0);
     if (!err) err = pc_plan_register(p);
     if (err) {

@@ -1,5 +1,5 @@
 /* The machine model: defaults, interpolation, the cost primitives and the model's text form. */
-#include "model.h"
+#include "base/model.h"
 
 #include <errno.h>
 #include <math.h>

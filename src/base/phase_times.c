@@ -1,4 +1,4 @@
-#include "phase_times.h"
+#include "base/phase_times.h"
 
 struct pc_phase_times pc_phase_times;
 
