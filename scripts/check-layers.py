@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Checks that src/ keeps its layers (docs/design.md, "Layers"): every #include "..." of a source file points
 to its own folder or to a folder below it, and the graph of folders read from the include lines has no cycle.
+Given a build directory, it checks calls too: every function or variable an object file of src/ uses from
+another object of src/ (read with nm from the objects compile_commands.json lists) is defined in its own folder
+or in a folder below it. An include or a call that runs up is the only way a circle between files of different
+folders can form, so none of those means no such circle.
 
-    scripts/check-layers.py [--graph]      exit 0 when the layering holds, 1 (with every violation) otherwise
+    scripts/check-layers.py [--graph] [BUILD_DIR]   exit 0 when the layering holds, 1 (with every violation) otherwise
 
 --graph prints the folder graph (folder -> folders it includes, with the number of include lines).
 The suite runs it (tests/meson.build: 'layers'), so a change that runs an include up a layer fails CI.
 """
+import json
 import os
 import re
+import subprocess
 import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -39,6 +45,42 @@ def resolve(src_file, target):
         if os.path.isfile(cand):
             return cand
     return None
+
+
+def nm_symbols(obj, flag):
+    """Global symbols of an object file: defined (flag '--defined-only') or undefined ('-u')."""
+    out = subprocess.run(["nm", "-P", "-g", flag, obj], capture_output=True, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def call_problems(build):
+    """Uses of a symbol defined in a folder that is not the user's own folder or below it."""
+    db = json.load(open(os.path.join(build, "compile_commands.json")))
+    objects = {}  # src-relative path of the source -> object file
+    for e in db:
+        src = os.path.normpath(os.path.join(e["directory"], e["file"]))
+        if not src.startswith(os.path.abspath(SRC) + os.sep):
+            continue
+        obj = os.path.normpath(os.path.join(e["directory"], e["output"]))
+        if os.path.isfile(obj):
+            objects[os.path.relpath(src, SRC)] = obj
+    if not objects:
+        return [f"{build}: no object files of src/ in compile_commands.json (build first)"]
+    defined_in = {}
+    for rel, obj in objects.items():
+        for sym in nm_symbols(obj, "--defined-only"):
+            defined_in[sym] = rel
+    problems = []
+    for rel, obj in sorted(objects.items()):
+        src_folder = rel.split(os.sep)[0]
+        for sym in sorted(nm_symbols(obj, "-u")):
+            target = defined_in.get(sym)
+            if target is None:
+                continue  # MPI, libc, hwloc: outside src/
+            dst_folder = target.split(os.sep)[0]
+            if dst_folder != src_folder and dst_folder not in ALLOWED.get(src_folder, set()):
+                problems.append(f"src/{rel} calls {sym} of src/{target} (src/{dst_folder} is not below it)")
+    return problems
 
 
 def main():
@@ -87,13 +129,16 @@ def main():
     for u in sorted(graph):
         if u not in state:
             visit(u)
+    builds = [a for a in sys.argv[1:] if not a.startswith("--")]
+    for build in builds:
+        problems += call_problems(build)
     if "--graph" in sys.argv:
         for u in sorted(graph):
             print(f"src/{u} -> " + ", ".join(f"src/{v} ({n})" for v, n in sorted(graph[u].items())))
     for p in problems:
         print(p)
     print(f"layers: {len(files)} files, {sum(len(v) for v in graph.values())} folder arrows, "
-          f"{len(problems)} violation{'s' if len(problems) != 1 else ''}")
+          f"{'calls checked, ' if builds else ''}{len(problems)} violation{'s' if len(problems) != 1 else ''}")
     return 1 if problems else 0
 
 
