@@ -21,7 +21,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SRC = os.path.join(ROOT, "src")
 
 # Folders from the top down, and which folders each may include besides itself. "Never" rules, in words:
-# nothing includes api; planner and shm never include each other, exec or api; base includes nothing above it.
+# nothing includes api; planner and shm never include each other, exec, transpose or api; base includes nothing of src.
 ALLOWED = {
     "api": {"exec", "transpose", "planner", "shm", "base"},
     "transpose": {"exec", "planner", "shm", "base"},

@@ -28,6 +28,18 @@ struct pc_params {
 #define PC_PARAM_INTER (1u << 5)
 #define PC_PARAM_ALL 0x3fu
 
+/* An algorithm: one file of src/exec/<collective>/ fills one of these (docs/design.md, "Conventions").
+ *
+ * The planner runs inapplicable, variants and estimate on every rank and decides from what they return without
+ * communicating (ESTIMATE makes no collective at all), so ranks choose alike only if these three are pure
+ * functions of agreed inputs: they read only the problem, the parameters and the model, and only fields every
+ * rank holds alike (the ones the agreement hash covers, the maxima over ranks plan creation agrees on, the
+ * shape), never this rank's own totals (send_total_bytes, an allreduce's in_place); no MPI, no clock, no
+ * environment, no global state. The model is the same on every rank: its hash is in the agreement allreduce and
+ * calibration takes maxima over ranks. A result that differed between ranks would make them run different
+ * algorithms, which hangs.
+ *
+ * setup, execute and teardown are collective over plan->comm and run on every rank of the plan. */
 struct pc_algorithm {
     const char *name; /* "alltoall.pairwise": stable, used in wisdom and PLANCOLL_ALGORITHM */
     enum pc_collective collective;
@@ -35,14 +47,50 @@ struct pc_algorithm {
     /* The parameters its variants set (PC_PARAM_* bits). A plan's spec names every one of them, default values
      * included, so forcing the spec rebuilds the same plan instead of leaving a parameter to the model. */
     unsigned params;
-    /* NULL reason when applicable; otherwise a short explanation of why not. */
+    /* NULL reason when applicable; otherwise a short static explanation of why not (what a forced algorithm's
+     * PLANCOLL_ERR_INAPPLICABLE detail quotes). Pure, as above: reads only the problem. The pointer may be NULL:
+     * applicable to every problem of its collective. Set-up may still refuse a parameter set, but only on facts
+     * every rank holds alike (see setup). */
     const char *(*inapplicable)(const struct pc_problem *);
-    /* Writes up to max parameter sets; returns how many. NULL means one default set. */
+    /* Writes up to max parameter sets, in a fixed order (ties between equal estimates break by it); returns how
+     * many. Pure, as above: reads only the problem (its shape: nodes, ranks per node, NUMA domains, ...). NULL
+     * means one default set (all zero). */
     int (*variants)(const struct pc_problem *, struct pc_params *out, int max);
-    /* Predicted time in microseconds under model m. */
+    /* Predicted time in microseconds of one execution under model m, written in the model's primitives
+     * (base/model.h, exec/cost.h). Pure, as above: the problem, these parameters and m only. */
     double (*estimate)(const struct pc_problem *, const struct pc_params *, const struct pc_machine_model *m);
+    /* Prepares plan (its problem, params, layout, buffers and types are filled) and hangs the private state on
+     * plan->impl. Collective over plan->comm. May allocate memory, create persistent requests, communicators
+     * (the layout's leader communicators, pc_layout_comms, or its own MPI_Comm_split) and windows, take
+     * node-shared memory (pc_segment_acquire, pc_node_shm_alloc), reserving its pages, and exchange data with the
+     * plan-time collectives of shm/requests.h; this is where everything an execution needs is computed. Runs
+     * once per timed candidate under MEASURE (on temporary buffers) and once for the chosen plan (on the caller's).
+     * Returns PLANCOLL_SUCCESS or a PLANCOLL_ERR_* code with its detail (pc_error, PC_MPI_CHECK). Every rank
+     * ends with the same outcome: the caller follows setup with one allreduce of "failed" (pc_agree_error), so
+     * one rank's local failure (no memory) becomes an error on every rank, its own code there and
+     * PLANCOLL_ERR_REMOTE elsewhere. Inside setup, a failure that can differ between ranks must be agreed before
+     * the next collective step (an allreduce of a failure flag, as pap and pc_node_shm_alloc do), or decided
+     * only from agreed facts (sizes bounded by the largest node, as dpml's segment) so that every rank refuses
+     * alike; a rank must never return early from a step its peers enter. After a failure it may leave partial
+     * state on plan->impl: teardown releases it. */
     int (*setup)(struct plancoll_plan_s *);
+    /* One execution: moves data from sendbuf (MPI_IN_PLACE when plan->in_place) into recvbuf. Allocates
+     * nothing and creates no communicator, window or shared memory: it uses what setup made and sized (scratch,
+     * requests, flags and their sequence numbers, the segment it claims). Callable any number of times back to
+     * back, on the planned buffers (plan->planned_buffers, plancoll_execute) or on other buffers of the same
+     * shape (plancoll_execute_buffers: a native algorithm then runs the nonblocking collective instead of its
+     * persistent request). Every rank calls it for the same execution. Messages go over plan->comm (or the
+     * communicators setup made or took from the layout) with tags of exec/tags.h, and waits go through
+     * pc_wait_all or the layout's node barrier and flags (the wait policy). Returns PLANCOLL_SUCCESS or the
+     * error of a failed MPI call (PC_MPI_CHECK); an execution error is this rank's and is not agreed (no
+     * collective follows). */
     int (*execute)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    /* Releases everything setup took and sets plan->impl to NULL: memory, persistent requests
+     * (MPI_Request_free), communicators (MPI_Comm_free) and windows (MPI_Win_free, after unlocking) it created,
+     * segment reservations and flag slots (pc_segment_release), node-shared mappings (pc_node_shm_free).
+     * Called on every rank after a failed setup (impl NULL or half built: check each handle before freeing it),
+     * after each MEASURE trial, and by plancoll_destroy_plan (collective, so the collective frees match). Cannot
+     * fail. Every algorithm has one (a MEASURE trial calls it whenever impl is set). */
     void (*teardown)(struct plancoll_plan_s *);
 };
 

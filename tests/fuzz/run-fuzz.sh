@@ -10,9 +10,10 @@ cc=$(command -v clang || command -v clang-14 || true)
 mkdir -p "$build"
 bin=$build/fuzz_wisdom
 sources=("$src/tests/fuzz/fuzz_wisdom.c" "$src/src/planner/wisdom_text.c" "$src/src/planner/wisdom.c"
-         "$src/src/cost_model/model.c")
-headers=("$src/src/planner/wisdom_text.h" "$src/src/planner/planner.h" "$src/src/cost_model/model.h"
-         "$src/src/core/algorithm.h" "$src/src/core/problem.h" "$src/include/plancoll.h" "$0")
+         "$src/src/base/model.c")
+headers=("$src/src/planner/wisdom_text.h" "$src/src/planner/planner.h" "$src/src/base/model.h"
+         "$src/src/base/algorithm.h" "$src/src/base/problem.h" "$src/include/plancoll.h"
+         "$src/include/plancoll_codes.h" "$0")
 # rebuilt only when a source or header is newer than the binary (clang with sanitizers takes seconds)
 stale=0
 [ -x "$bin" ] || stale=1

@@ -457,7 +457,7 @@ static int setup(struct plancoll_plan_s *plan)
 /* ---- execute ------------------------------------------------------------------------------------ */
 
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow" /* GCC 12 and MPICH's MPI_STATUSES_IGNORE, see progress.c */
+#pragma GCC diagnostic ignored "-Wstringop-overflow" /* GCC 12 and MPICH's MPI_STATUSES_IGNORE, see shm/requests.c */
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct pap *st = plan->impl;
