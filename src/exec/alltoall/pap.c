@@ -437,7 +437,11 @@ static int agree(struct plancoll_plan_s *plan, int err, const char *what)
 static int setup(struct plancoll_plan_s *plan)
 {
     struct pap *st = calloc(1, sizeof *st);
-    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "pap state");
+    if (!st) {
+        /* The other ranks are about to agree on their local set-up (when blocks are not empty): join them. */
+        int err = pc_error(PLANCOLL_ERR_NOMEM, "pap state");
+        return plan->prob.block_bytes == 0 ? err : agree(plan, err, "set-up");
+    }
     plan->impl = st;
     st->shm.win = st->rma_win = MPI_WIN_NULL; /* shm.win only as the fallback */
     st->m = (size_t)plan->prob.block_bytes;
