@@ -426,12 +426,7 @@ static int setup_rma(struct plancoll_plan_s *plan, struct pap *st)
 /* Every rank learns whether any rank failed; a collective over comm comes next only when none did. */
 static int agree(struct plancoll_plan_s *plan, int err, const char *what)
 {
-    int bad = err != 0, anybad = 0;
-    int rc = pc_allreduce_wait(plan->layout, &bad, &anybad, 1, MPI_INT, MPI_MAX);
-    if (err) return err;
-    if (rc) return rc;
-    if (anybad) return pc_error(PLANCOLL_ERR_REMOTE, "pap: another rank failed its %s", what);
-    return PLANCOLL_SUCCESS;
+    return pc_agree_failure(plan->layout, err, "pap: another rank failed its %s", what);
 }
 
 static int setup(struct plancoll_plan_s *plan)
