@@ -56,7 +56,6 @@
 #include "exec/allreduce/common.h"
 #include "exec/allreduce/dpml_sched.h"
 
-#define PC_TAG_DPML (PC_TAG_ALLREDUCE + 100) /* + sub-partition: concurrent exchanges never match each other */
 #define CHUNK_BYTES 16384                   /* the accumulator stays in L1 while ppn inputs stream through it */
 
 /* Where a rank's input lies this execution, when leaders read it in place. */

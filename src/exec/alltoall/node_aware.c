@@ -52,8 +52,6 @@
 #include "shm/wait.h"
 #include "exec/seg_window.h"
 
-#define PC_TAG_NODE_AWARE (PC_TAG_ALLTOALL + 10)
-
 /* Where a rank's send row is this execution: in S, or in its plancoll_malloc buffer. */
 struct row_desc {
     int32_t in_heap, arena;

@@ -80,7 +80,6 @@
 #include "exec/seg_window.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
-#define PAP_TAG (PC_TAG_ALLTOALL + 70)
 
 struct pap {
     int transport;
@@ -491,8 +490,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     if (st->transport == PAP_P2P) {
         for (int i = 0; i < nremote; i++) {
             int s = st->remote[nremote - 1 - i]; /* (r - i) mod P order */
-            PC_MPI_CHECK(MPI_Irecv(recv_block(plan, rbuf, s), plan->recvcount, plan->rtype.type, s, PAP_TAG, plan->comm,
-                                   &st->reqs[i]));
+            PC_MPI_CHECK(MPI_Irecv(recv_block(plan, rbuf, s), plan->recvcount, plan->rtype.type, s, PC_TAG_PAP,
+                                   plan->comm, &st->reqs[i]));
         }
         active = nremote;
     } else {
@@ -524,9 +523,9 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                 MPI_Request *sq = &st->reqs[nremote + i];
                 if (plan->in_place)
                     PC_MPI_CHECK(MPI_Isend_c(st->scratch + (size_t)t * m, (MPI_Count)m, st->contig ? MPI_BYTE : MPI_PACKED,
-                                             t, PAP_TAG, plan->comm, sq));
+                                             t, PC_TAG_PAP, plan->comm, sq));
                 else
-                    PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, PAP_TAG,
+                    PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, PC_TAG_PAP,
                                            plan->comm, sq));
                 st->served[t] = 1;
                 active++;

@@ -53,8 +53,6 @@
 #include "exec/alltoall/node_aware.h"
 #include "exec/seg_window.h"
 
-#define PC_TAG_AGGREGATED (PC_TAG_ALLTOALLV + 20)
-
 /* ---------------------------------------- pure arithmetic ---------------------------------------- */
 
 static inline int rank_at(const struct pc_agg_nodes *g, int x, int i) { return g->node_ranks[g->node_first[x] + i]; }
