@@ -12,6 +12,7 @@
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/layout.h"
+#include "shm/nomem.h"
 #include "shm/reserve.h"
 #include "shm/wait.h"
 
@@ -93,19 +94,14 @@ static int window_alloc(struct pc_layout *L, size_t bytes, struct pc_node_shm *o
     /* Node rank 0 zeroes the window once its memory is reserved (reserve.h: a full /dev/shm is an error, not
      * SIGBUS); every rank of the communicator learns whether a node failed (every rank came here: the fallback
      * is an agreed decision), and the allreduce publishes the zeros. */
-    unsigned long long failed = 0, any = 0;
+    uint64_t failed = 0;
     if (L->node_rank == 0) {
         if (pc_shm_reserve(base, bytes) == 0) memset(base, 0, bytes);
         else failed = bytes;
     }
     PC_MPI_CHECK(MPI_Win_sync(out->win));
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Iallreduce(&failed, &any, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req));
-    err = pc_wait_layout(L, 1, &req);
+    err = pc_shm_agree_reserved(L, PLANCOLL_SUCCESS, failed, "node-shared memory (MPI shared window)");
     PC_MPI_CHECK(MPI_Win_sync(out->win));
-    if (!err && any)
-        err = pc_error(PLANCOLL_ERR_NOMEM, "node-shared memory of %llu bytes: none left (a node's /dev/shm is full "
-                       "or too small)", any);
     if (err) pc_node_shm_free(out);
     return err;
 }
@@ -343,16 +339,7 @@ static int segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, st
     /* Every rank of the communicator learns whether any node lacked memory, so that a plan's set-up goes on (into
      * collectives over the whole communicator) everywhere or nowhere. The allreduce is also the barrier that
      * publishes the zeroed flags: no rank leaves it before node rank 0 has entered it. */
-    unsigned long long mine = reserve_rc ? (unsigned long long)to : 0u, any = 0;
-    int rc = MPI_Iallreduce(&mine, &any, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req);
-    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallreduce (segment)");
-    if (!err && any)
-        err = pc_error(PLANCOLL_ERR_NOMEM,
-                       reserve_rc ? "node-shared segment of %llu bytes: no shared memory for it (the node's /dev/shm "
-                                    "is full or too small)"
-                                  : "node-shared segment of %llu bytes: no shared memory for it on a node (its "
-                                    "/dev/shm is full or too small)",
-                       any);
+    err = pc_shm_agree_reserved(L, PLANCOLL_SUCCESS, reserve_rc ? (uint64_t)to : 0u, "node-shared segment");
     if (err) {
         if (fresh) segment_free(fresh);
         else if (seg && hi > lo && !reserve_rc) pc_shm_unreserve(map + lo, hi - lo); /* this rank's slice */

@@ -78,6 +78,7 @@
 #include "shm/reserve.h"
 #include "shm/wait.h"
 #include "exec/seg_window.h"
+#include "shm/nomem.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
 
@@ -373,17 +374,17 @@ static int setup_shm(struct plancoll_plan_s *plan, struct pap *st)
      * there, and a full /dev/shm is an error now instead of SIGBUS later: reserve.h) and zeroes its flags; the
      * allreduce tells every rank whether any region has no memory, and publishes the zeros before any peer
      * posts. */
-    unsigned long long failed = 0, any_failed = 0;
+    uint64_t failed = 0;
     if (st->nloc > 1) {
         for (int j = 0; j < st->nloc; j++) st->region[j] = st->shm.base + (size_t)j * region;
         if (pc_shm_reserve(st->region[st->me_loc], region) == 0) memset(st->region[st->me_loc], 0, region);
-        else failed = (unsigned long long)region;
+        else failed = region;
         pc_node_shm_sync(&st->shm);
     }
-    if ((err = pc_allreduce_wait(L, &failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX))) return err;
-    if (any_failed)
-        return pc_error(PLANCOLL_ERR_NOMEM, "pap: no shared memory for the node's staging area of %zu bytes (%zu per "
-                        "rank; the node's /dev/shm is full or too small)", region * (size_t)st->nloc, region);
+    char what[128];
+    snprintf(what, sizeof what, "pap: a rank's part of the node's staging area (%zu bytes, %zu per rank)",
+             region * (size_t)st->nloc, region);
+    if ((err = pc_shm_agree_reserved(L, PLANCOLL_SUCCESS, failed, what))) return err;
     if (st->nloc > 1) pc_node_shm_sync(&st->shm);
     return PLANCOLL_SUCCESS;
 }
@@ -407,17 +408,14 @@ static int setup_rma(struct plancoll_plan_s *plan, struct pap *st)
     }
     /* MPICH places MPI_Win_allocate memory in /dev/shm when ranks share a node: reserve it (reserve.h) before
      * the flags are zeroed and before any peer puts into it. */
-    unsigned long long failed = 0, any_failed = 0;
+    uint64_t failed = 0;
     if (pc_shm_reserve(st->rma_base, (size_t)bytes) == 0) memset(st->rma_base, 0, (size_t)st->slot0);
-    else failed = (unsigned long long)bytes;
+    else failed = (uint64_t)bytes;
     PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->rma_win));
     PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
     /* every rank's failure known everywhere; also the barrier after the zeroing */
-    int err = pc_allreduce_wait(plan->layout, &failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
+    int err = pc_shm_agree_reserved(plan->layout, PLANCOLL_SUCCESS, failed, "pap: a rank's put window");
     if (err) return err;
-    if (any_failed)
-        return pc_error(PLANCOLL_ERR_NOMEM, "pap: no memory for a rank's %llu-byte put window (its node's /dev/shm is "
-                        "full or too small)", any_failed);
     PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
     return PLANCOLL_SUCCESS;
 }
