@@ -10,6 +10,7 @@
 #include "shm/heap.h"
 #include "shm/nomem.h"
 #include "shm/reserve.h"
+#include "shm/segment.h"
 #include "shm/wait.h"
 
 static int layout_keyval = MPI_KEYVAL_INVALID;
