@@ -398,15 +398,14 @@ static int bcast_text(struct pc_layout *L, struct header *h, char **text)
     return PLANCOLL_SUCCESS;
 }
 
-/* Every rank learns whether any rank failed: returns err, or PLANCOLL_ERR_REMOTE naming the first failed rank. */
+/* Every rank learns whether any rank failed: returns err, or PLANCOLL_ERR_REMOTE naming a failed rank (the highest). */
 static int agree(struct pc_layout *L, int err, const char *what)
 {
-    int mine = err ? L->rank + 1 : 0, first = 0;
-    int rc = pc_allreduce_wait(L, &mine, &first, 1, MPI_INT, MPI_MAX);
-    if (err) return err;
-    if (rc) return rc;
-    if (first) return pc_error(PLANCOLL_ERR_REMOTE, "%s failed on rank %d (see its plancoll_error_detail)", what, first - 1);
-    return PLANCOLL_SUCCESS;
+    int failed_rank = -1;
+    int rc = pc_agree_failure_max(L, err, NULL, 0, &failed_rank, NULL);
+    if (rc == PLANCOLL_ERR_REMOTE && !err && failed_rank >= 0)
+        rc = pc_error(PLANCOLL_ERR_REMOTE, "%s failed on rank %d (see its plancoll_error_detail)", what, failed_rank);
+    return rc;
 }
 
 /* Records whose algorithm this build does not have (possible only in an edited file: the registry signature
@@ -467,16 +466,19 @@ static int import_collective(struct pc_layout *L, struct header *h, char *text, 
         if (!local) local = pc_wisdom_set_merge(&merged, &in);
         if (local) snprintf(why, sizeof why, "out of memory merging the wisdom");
     }
-    int flags[3] = {local ? L->rank + 1 : 0, local, stale ? L->rank + 1 : 0}, any[3] = {0, 0, 0};
-    int err = pc_allreduce_wait(L, flags, any, 3, MPI_INT, MPI_MAX);
+    /* one agreement: who could not take it in (with its error code), and who runs on another machine */
+    uint64_t v[2] = {(uint64_t)local, stale ? (uint64_t)L->rank + 1 : 0};
+    int failed_rank = -1;
+    int err = pc_agree_failure_max(L, local, v, 2, &failed_rank, NULL);
     const char *sep = *source ? ": " : "";
-    if (!err && local) err = pc_error(local, "%s%s%s", source, sep, why);
-    if (!err && any[0])
-        err = pc_error(any[1], "%s%srank %d could not take it in (see its plancoll_error_detail)", source, sep, any[0] - 1);
+    if (local) err = pc_error(local, "%s%s%s", source, sep, why);
+    else if (err == PLANCOLL_ERR_REMOTE)
+        err = pc_error((int)v[0], "%s%srank %d could not take it in (see its plancoll_error_detail)", source, sep,
+                       failed_rank);
     if (!err && stale) err = pc_error(PLANCOLL_ERR_WISDOM_STALE, "%s%s%s", source, sep, why);
-    if (!err && any[2])
+    if (!err && v[1])
         err = pc_error(PLANCOLL_ERR_WISDOM_STALE, "%s%sdoes not match rank %d's machine (see its plancoll_error_detail)",
-                       source, sep, any[2] - 1);
+                       source, sep, (int)v[1] - 1);
     if (!err && commit) {
         /* the records swap in whole; models go in one by one (replacing a shape's model never allocates) */
         pc_wisdom_adopt(merged.records, merged.nrecords);

@@ -55,3 +55,9 @@ int pc_error(int code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
+
+int pc_verror(int code, const char *fmt, va_list ap)
+{
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    return code;
+}

@@ -19,6 +19,7 @@
 #include "exec/plan.h"
 #include "exec/reduce.h"
 #include "shm/layout.h"
+#include "shm/nomem.h"
 #include "shm/reserve.h"
 #include "shm/wait.h"
 
@@ -437,20 +438,17 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
     int err = pc_layout_control(L);
     if (!err) err = pc_node_shm_alloc(L, (size_t)L->node_size * (64 + (size_t)MAX_BYTES), &c.area);
     bool mapped = !err;
+    size_t failed = 0; /* the bytes this rank could not reserve */
     if (mapped) {
         c.shm = c.area.base;
         c.flags = (_Atomic uint64_t *)(void *)c.shm;
         /* This rank's flag line and copy slot have memory behind them before anyone stores (reserve.h): a full
          * /dev/shm fails the calibration (agreed below) instead of raising SIGBUS. */
-        if ((pc_shm_reserve(c.shm + 64 * (size_t)L->node_rank, 64) != 0 ||
-             pc_shm_reserve(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, MAX_BYTES) != 0) &&
-            !local)
-            local = pc_error(PLANCOLL_ERR_NOMEM, "calibration's node-shared area: no shared memory for %zu bytes (the "
-                             "node's /dev/shm is full or too small)", (size_t)(64 + MAX_BYTES));
+        if (pc_shm_reserve(c.shm + 64 * (size_t)L->node_rank, 64) != 0 ||
+            pc_shm_reserve(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, MAX_BYTES) != 0)
+            failed = 64 + (size_t)MAX_BYTES;
     }
-    int any = local ? 1 : 0;
-    if (!err) err = pc_allreduce_wait(L, MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX);
-    if (!err && any && !local) err = pc_error(PLANCOLL_ERR_REMOTE, "calibration failed on another rank");
+    if (!err) err = pc_shm_agree_reserved(L, local, failed, "calibration's node-shared area");
     if (!err && !local) {
         /* The flag and slot of this rank may lie in a peer's part: written only once every part is reserved. */
         memset(c.shm + 64 * (size_t)L->node_rank, 0, 64);

@@ -74,15 +74,10 @@ void pc_measure_release(struct pc_measure_ctx *ctx)
     ctx->alloc_err = PLANCOLL_SUCCESS;
 }
 
-/* Every rank learns whether any rank failed; returns the local error, or PLANCOLL_ERR_REMOTE. */
+/* Every rank learns whether any rank failed (shm/requests.h); returns the local error, or PLANCOLL_ERR_REMOTE. */
 int pc_agree_error(struct plancoll_plan_s *p, int err)
 {
-    int mine = err != 0, any = 0;
-    int rc = pc_allreduce_wait(p->layout, &mine, &any, 1, MPI_INT, MPI_MAX);
-    if (err) return err;
-    if (rc) return rc;
-    if (any) return pc_error(PLANCOLL_ERR_REMOTE, "another rank failed (see its plancoll_error_detail)");
-    return PLANCOLL_SUCCESS;
+    return pc_agree_failure(p->layout, err, "another rank failed (see its plancoll_error_detail)");
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -17,7 +17,8 @@ struct pc_measure_ctx {
 };
 void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, struct pc_planner_hooks *hooks);
 void pc_measure_release(struct pc_measure_ctx *ctx);
-/* Collective: every rank learns whether any failed. Returns the local error, PLANCOLL_ERR_REMOTE, or success. */
+/* Collective: every rank learns whether any failed. Returns the local error, PLANCOLL_ERR_REMOTE, or success.
+ * The plan's name for pc_agree_failure (shm/requests.h) with the generic message. */
 int pc_agree_error(struct plancoll_plan_s *p, int err);
 
 #endif

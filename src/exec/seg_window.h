@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "exec/plan.h"
-#include "shm/layout.h"
+#include "shm/segment.h"
 
 /* The most bytes one MPI_Put of plancoll carries. MPICH 4.0.2 over UCX 1.13 crashes in uct_sm_ep_put_short (shared
  * memory and TCP alike) on a single contiguous put of more than 2^31 - 1 bytes, even through MPI_Put_c: larger

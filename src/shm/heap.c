@@ -9,6 +9,7 @@
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/layout.h"
+#include "shm/nomem.h"
 #include "shm/reserve.h"
 
 /* Sizes past this are refused (as in validate.c): part sizes are doubled and rounded without overflow. */
@@ -537,15 +538,9 @@ void pc_heap_usage(const struct pc_layout *L, struct pc_heap_usage *u)
 
 /* plancoll_malloc's PLANCOLL_ERR_NOMEM once the ranks agreed that some rank had no shared memory: this rank's own
  * request when it is the one (mine), else the largest request that failed elsewhere (theirs). */
-static int nomem_error(bool mine, size_t size, uint64_t theirs)
+static int nomem_error(bool mine, size_t size, uint64_t theirs, int their_rank)
 {
-    if (mine)
-        return pc_error(PLANCOLL_ERR_NOMEM,
-                        "plancoll_malloc: no shared memory for %zu bytes (the node's /dev/shm is full or too small)", size);
-    return pc_error(PLANCOLL_ERR_NOMEM,
-                    "plancoll_malloc: another rank found no shared memory for its %llu bytes (its node's /dev/shm is "
-                    "full or too small)",
-                    (unsigned long long)theirs);
+    return pc_shm_nomem("plancoll_malloc", mine, mine ? (uint64_t)size : theirs, their_rank);
 }
 
 /* ---- plancoll_malloc and plancoll_free (src/api/memory.c checks MPI's state and the communicator first) ---- */
@@ -582,7 +577,8 @@ int pc_heap_malloc(size_t size, MPI_Comm comm, void **ptr)
      * node grow.  Over the node (only its ranks share the windows): does any rank need an arena, and which
      * arenas hold a live block, or this call's block, on some rank.  Both in flight at once.  narenas is the
      * same on every node rank (0 on all of them when this rank could not make its heap: then none had one). */
-    uint64_t cv[3] = {local ? 1u : 0u, reserve_rc ? (uint64_t)bytes : 0u, part ? 1u : 0u}, cany[3] = {0, 0, 0};
+    /* this rank's, then the maxima: bytes it could not reserve, whether it needs an arena, who could not reserve */
+    uint64_t cany[3] = {reserve_rc ? (uint64_t)bytes : 0u, part ? 1u : 0u, reserve_rc ? (uint64_t)L->rank + 1 : 0u};
     uint64_t nv[1 + HEAP_BUSY_WORDS] = {0}, nany[1 + HEAP_BUSY_WORDS] = {0};
     int narenas = h ? h->narenas : 0;
     int words = (narenas + 63) / 64 < HEAP_BUSY_WORDS ? (narenas + 63) / 64 : HEAP_BUSY_WORDS;
@@ -590,15 +586,15 @@ int pc_heap_malloc(size_t size, MPI_Comm comm, void **ptr)
     for (int a = 0; a < narenas && a < 64 * HEAP_BUSY_WORDS; a++)
         if (arena_held(h, a) && (h->arenas[a].live > 0 || (fit >= 0 && h->blocks[fit].arena == a)))
             nv[1 + a / 64] |= UINT64_C(1) << (a % 64);
-    MPI_Request reqs[2];
-    int rc = MPI_Iallreduce(cv, cany, 3, MPI_UINT64_T, MPI_MAX, L->comm, &reqs[0]);
+    struct pc_agreement agreement;
+    pc_agree_start(&agreement, L, local, cany, 3);
+    MPI_Request reqs[2] = {agreement.req, MPI_REQUEST_NULL};
+    int rc = agreement.post_rc;
     if (rc == MPI_SUCCESS) rc = MPI_Iallreduce(nv, nany, 1 + words, MPI_UINT64_T, MPI_BOR, L->node_comm, &reqs[1]);
-    err = rc == MPI_SUCCESS ? pc_wait_layout(L, 2, reqs) : pc_mpi_error(rc, "MPI_Iallreduce (plancoll_malloc)");
+    int wait_rc = rc == MPI_SUCCESS ? pc_wait_layout(L, 2, reqs) : pc_mpi_error(rc, "MPI_Iallreduce (plancoll_malloc)");
+    err = pc_agree_finish(&agreement, wait_rc, cany, NULL, "plancoll_malloc: another rank's arguments were invalid");
     if (!err && cany[0])
-        err = local ? local
-                    : pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another rank's arguments were invalid");
-    if (!err && cany[1])
-        err = nomem_error(reserve_rc != 0, size, cany[1]);
+        err = nomem_error(reserve_rc != 0, size, cany[0], (int)cany[2] - 1);
     if (err) {
         /* A block with holes keeps none: what was reserved for it goes back (all of it, edge pages included). */
         if (fit >= 0 && h->blocks[fit].holes) pc_shm_unreserve(block_address(h, &h->blocks[fit]), h->blocks[fit].size);
@@ -620,20 +616,20 @@ int pc_heap_malloc(size_t size, MPI_Comm comm, void **ptr)
             grow_reserve = block_reserve(h, fit, bytes);
         }
     }
-    if (cany[2]) {
+    if (cany[1]) {
         /* Some node grew: every rank learns how that went, so all succeed or all fail. */
-        uint64_t v[2] = {grow_err ? 1u : 0u, grow_reserve ? (uint64_t)bytes : 0u}, any[2] = {0, 0};
-        rc = pc_allreduce_wait(L, v, any, 2, MPI_UINT64_T, MPI_MAX);
-        err = grow_err ? grow_err : rc;
-        if (!err && any[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "plancoll_malloc: another node could not make an arena");
-        if (!err && any[1])
-            err = nomem_error(grow_reserve != 0, size, any[1]);
+        uint64_t any_nomem[2] = {grow_reserve ? (uint64_t)bytes : 0u, grow_reserve ? (uint64_t)L->rank + 1 : 0u};
+        int failed_rank = -1;
+        err = pc_agree_failure_max(L, grow_err, any_nomem, 2, &failed_rank,
+                                   "plancoll_malloc: another node could not make an arena");
+        if (!err && any_nomem[0])
+            err = nomem_error(grow_reserve != 0, size, any_nomem[0], (int)any_nomem[1] - 1);
         if (err) {
             if (fit >= 0 && !fit_is_fresh && h->blocks[fit].holes)
                 pc_shm_unreserve(block_address(h, &h->blocks[fit]), h->blocks[fit].size);
             /* The new arena is empty on every node rank: released at once, unless a window failed somewhere
              * (then its state may differ between ranks; it goes with the heap). */
-            if (fresh_slot >= 0 && !any[0]) arena_release(h, fresh_slot);
+            if (fresh_slot >= 0 && failed_rank < 0) arena_release(h, fresh_slot);
             pc_layout_release(L);
             return err;
         }

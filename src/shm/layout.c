@@ -8,7 +8,9 @@
 #include "shm/requests.h"
 #include "shm/census.h"
 #include "shm/heap.h"
+#include "shm/nomem.h"
 #include "shm/reserve.h"
+#include "shm/segment.h"
 #include "shm/wait.h"
 
 static int layout_keyval = MPI_KEYVAL_INVALID;
@@ -257,11 +259,8 @@ int pc_layout_control(struct pc_layout *L)
     }
     /* Memory behind the slots before the first store (reserve.h): a full /dev/shm is an error on every rank, not
      * SIGBUS at the first barrier. The slots are zeroed (every barrier_seq starts at 0). */
-    unsigned long long failed = L->node_rank == 0 && pc_shm_reserve(L->ctl_shm.base, bytes) != 0 ? bytes : 0, any = 0;
-    err = pc_allreduce_wait(L, &failed, &any, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
-    if (!err && any)
-        err = pc_error(PLANCOLL_ERR_NOMEM, "node control slots of %llu bytes: no shared memory for them (a node's "
-                       "/dev/shm is full or too small)", any);
+    err = pc_shm_reserve_agreed(L, PLANCOLL_SUCCESS, L->ctl_shm.base, L->node_rank == 0 ? bytes : 0,
+                                "node control slots");
     if (err) pc_node_shm_free(&L->ctl_shm);
     else L->ctl = (struct pc_sync_slot *)(void *)L->ctl_shm.base;
     pc_phase_add(PC_PHASE_CONTROL, t0);

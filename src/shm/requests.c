@@ -2,6 +2,9 @@
  * yields, never a blocking MPI_Wait (docs/design.md: on an oversubscribed node a spinning wait costs a slice). */
 #include "shm/requests.h"
 
+#include <assert.h>
+#include <stdarg.h>
+
 #include "base/errors.h"
 #include "shm/layout.h"
 #include "shm/mpi_error.h"
@@ -62,4 +65,70 @@ int pc_barrier_wait(const struct pc_layout *layout)
     MPI_Request req;
     PC_MPI_CHECK(MPI_Ibarrier(layout->comm, &req));
     return pc_wait_layout(layout, 1, &req);
+}
+
+/* ---- agreeing on failure (requests.h) ---- */
+
+void pc_agree_start(struct pc_agreement *a, const struct pc_layout *layout, int err, const uint64_t *values, int n)
+{
+    assert(n >= 0 && n <= PC_AGREE_MAX_VALUES);
+    a->n = n;
+    a->err = err;
+    a->in[0] = err ? (uint64_t)layout->rank + 1 : 0;
+    for (int i = 0; i < n; i++) a->in[1 + i] = values[i];
+    for (int i = 0; i <= n; i++) a->out[i] = 0;
+    a->req = MPI_REQUEST_NULL;
+    a->post_rc = MPI_Iallreduce(a->in, a->out, 1 + n, MPI_UINT64_T, MPI_MAX, layout->comm, &a->req);
+    if (a->post_rc != MPI_SUCCESS) a->req = MPI_REQUEST_NULL;
+}
+
+static int agree_finish(struct pc_agreement *a, int wait_rc, uint64_t *values, int *failed_rank,
+                        const char *remote_fmt, va_list ap)
+{
+    int rc = a->post_rc != MPI_SUCCESS ? pc_mpi_error(a->post_rc, "MPI_Iallreduce (agreeing on failure)") : wait_rc;
+    if (!rc)
+        for (int i = 0; i < a->n; i++) values[i] = a->out[1 + i];
+    if (failed_rank) *failed_rank = !rc && a->out[0] ? (int)(a->out[0] - 1) : -1;
+    if (a->err) return a->err;
+    if (rc) return rc;
+    if (!a->out[0]) return PLANCOLL_SUCCESS;
+    if (!remote_fmt)
+        return pc_error(PLANCOLL_ERR_REMOTE, "another rank (%llu) failed (see its plancoll_error_detail)",
+                        (unsigned long long)(a->out[0] - 1));
+    return pc_verror(PLANCOLL_ERR_REMOTE, remote_fmt, ap);
+}
+
+int pc_agree_finish(struct pc_agreement *a, int wait_rc, uint64_t *values, int *failed_rank, const char *remote_fmt,
+                    ...)
+{
+    va_list ap;
+    va_start(ap, remote_fmt);
+    int err = agree_finish(a, wait_rc, values, failed_rank, remote_fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+int pc_agree_failure_max(const struct pc_layout *layout, int err, uint64_t *values, int n, int *failed_rank,
+                         const char *remote_fmt, ...)
+{
+    struct pc_agreement a;
+    pc_agree_start(&a, layout, err, values, n);
+    int wait_rc = a.post_rc == MPI_SUCCESS ? pc_wait_layout(layout, 1, &a.req) : PLANCOLL_SUCCESS;
+    va_list ap;
+    va_start(ap, remote_fmt);
+    err = agree_finish(&a, wait_rc, values, failed_rank, remote_fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+int pc_agree_failure(const struct pc_layout *layout, int err, const char *remote_fmt, ...)
+{
+    struct pc_agreement a;
+    pc_agree_start(&a, layout, err, NULL, 0);
+    int wait_rc = a.post_rc == MPI_SUCCESS ? pc_wait_layout(layout, 1, &a.req) : PLANCOLL_SUCCESS;
+    va_list ap;
+    va_start(ap, remote_fmt);
+    err = agree_finish(&a, wait_rc, NULL, NULL, remote_fmt, ap);
+    va_end(ap);
+    return err;
 }

@@ -136,73 +136,7 @@ static void run_case(const char *alg, const char *forced, unsigned flags, int ca
     inst_destroy(&in);
 }
 
-/* The communicators each run uses besides MPI_COMM_WORLD. */
-struct comms {
-    MPI_Comm parity, reversed;
-};
-
-static void run_all_cases(const char *alg, const char *forced, unsigned flags, const struct comms *cm)
-{
-    for (int i = 0; i < NCASES; i++) run_case(alg, forced, flags, i, MPI_COMM_WORLD, "world");
-    for (size_t i = 0; i < sizeof subcomm_cases / sizeof subcomm_cases[0]; i++) {
-        run_case(alg, forced, flags, subcomm_cases[i], cm->parity, "parity-split");
-        if (cm->reversed != MPI_COMM_NULL) run_case(alg, forced, flags, subcomm_cases[i], cm->reversed, "reversed");
-    }
-}
-
-/* Plans of every algorithm (and the planner's choice, and one on a duplicate of the parity split that is
- * freed right after planning: the plan must outlive it) alive at once, executed interleaved in a rotating
- * order; every plan's buffers are checked after every round. */
-static void run_interleaved(const char **algs, int nalgs, const struct comms *cm)
-{
-    /* forced algorithms get contiguous types (some algorithms need them); the planner's own plan and the
-     * sub-communicator plan get non-contiguous ones */
-    static const int mix_cases[] = {8, 14, 11, 22, 4, 17, 25};
-    enum { NMIX = sizeof mix_cases / sizeof mix_cases[0], AUTO_CASE = 20, SUBCOMM_CASE = 19 };
-    struct inst in[MAX_ALGS + 2];
-    bool live[MAX_ALGS + 2];
-    int n = 0;
-    for (int a = 0; a <= nalgs + 1; a++) {
-        const char *forced = a < nalgs ? algs[a] : NULL;
-        MPI_Comm comm = MPI_COMM_WORLD;
-        if (a == nalgs + 1) MPI_Comm_dup(cm->parity, &comm);
-        inst_init(&in[n], forced ? forced : "auto-estimate", a < nalgs ? mix_cases[a % NMIX] : a == nalgs ? AUTO_CASE : SUBCOMM_CASE, comm,
-                  a == nalgs + 1 ? "parity-split dup, freed after planning (interleaved)" : "world (interleaved)");
-        in[n].salt += 77 + 13 * (uint64_t)n; /* distinct from the single-plan runs and each other */
-        tl_force(forced);
-        live[n] = inst_plan(&in[n], PLANCOLL_ESTIMATE, forced, PLANCOLL_SUCCESS) > 0;
-        if (comm != MPI_COMM_WORLD) {
-            MPI_Comm_free(&comm);
-            in[n].comm = MPI_COMM_NULL;
-        }
-        n++;
-    }
-    tl_force(NULL);
-    for (int round = 0; round < 3; round++) {
-        for (int i = 0; i < n; i++)
-            if (live[i]) inst_fill(&in[i], 0, round);
-        for (int i = 0; i < n; i++) {
-            int k = (i + round) % n;
-            if (!live[k]) continue;
-            int rc = plancoll_execute(in[k].plan);
-            if (rc != PLANCOLL_SUCCESS)
-                inst_fail(&in[k], round, "interleaved plancoll_execute returned %d (%s): %s", rc, plancoll_strerror(rc),
-                          plancoll_error_detail());
-        }
-        for (int i = 0; i < n; i++)
-            if (live[i]) {
-                inst_check_recv(&in[i], 0, round, "interleaved plancoll_execute");
-                inst_check_unchanged(&in[i], &in[i].send[0], round, "the send buffer", "interleaved plancoll_execute");
-            }
-    }
-    for (int i = n - 1; i >= 0; i--) inst_destroy(&in[i]); /* destroyed in reverse order of creation */
-}
-
-/* One pass over the case table: an algorithm forced, or the planner's own choice. */
-struct run {
-    const char *label, *forced;
-    unsigned flags;
-};
+#include "exchange_runner.h"
 
 int main(int argc, char **argv)
 {
@@ -214,11 +148,6 @@ int main(int argc, char **argv)
     int nalgs = tl_algorithms("alltoall", algs, MAX_ALGS);
     TL_CHECK(nalgs > 0, "no alltoall algorithm is registered");
 
-    struct comms cm;
-    MPI_Comm_split(MPI_COMM_WORLD, tl_rank % 2, tl_rank, &cm.parity);
-    cm.reversed = MPI_COMM_NULL;
-    if (tl_size >= 3) MPI_Comm_split(MPI_COMM_WORLD, 0, tl_size - 1 - tl_rank, &cm.reversed);
-
     /* Parameter values the planner would not necessarily pick, forced so that each is tested: leader counts
      * (including more than a node has: clamped), NUMA-spread placement, a bounded pipeline, Bruck radices. */
     static const char *const param_runs[] = {
@@ -229,37 +158,12 @@ int main(int argc, char **argv)
     };
     struct run runs[MAX_ALGS + 2 + sizeof param_runs / sizeof param_runs[0]];
     int nruns = 0;
-    for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE};
+    for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE, NULL};
     for (size_t i = 0; i < sizeof param_runs / sizeof param_runs[0]; i++)
-        runs[nruns++] = (struct run){param_runs[i], param_runs[i], PLANCOLL_ESTIMATE};
-    runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE};
-    runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE};
+        runs[nruns++] = (struct run){param_runs[i], param_runs[i], PLANCOLL_ESTIMATE, NULL};
+    runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE, NULL};
+    runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE, NULL};
 
-    for (int r = 0; r < nruns; r++) {
-        double t0 = MPI_Wtime();
-        long failures_before = tl_failures;
-        skipped = nvariants_seen = 0;
-        tl_force(runs[r].forced);
-        if (runs[r].flags & PLANCOLL_MEASURE) plancoll_forget_wisdom();
-        run_all_cases(runs[r].label, runs[r].forced, runs[r].flags, &cm);
-        tl_force(NULL);
-        if (tl_rank == 0)
-            printf("alltoall %-28s %2d cases on world + %d on sub-communicators: %.2f s%s\n", runs[r].label, NCASES,
-                   (int)(sizeof subcomm_cases / sizeof subcomm_cases[0]) * (cm.reversed != MPI_COMM_NULL ? 2 : 1),
-                   MPI_Wtime() - t0, tl_failures > failures_before ? " (rank 0 saw failures)" : "");
-        if (tl_rank == 0 && skipped)
-            printf("    %d cases skipped: %s declared itself inapplicable (first: %s)\n", skipped, runs[r].label,
-                   skip_detail);
-        print_variants();
-    }
-    double t0 = MPI_Wtime();
-    nvariants_seen = 0;
-    run_interleaved(algs, nalgs, &cm);
-    if (tl_rank == 0) printf("alltoall interleaved plans (%d alive at once): %.2f s\n", nalgs + 2, MPI_Wtime() - t0);
-    print_variants();
-
-    MPI_Comm_free(&cm.parity);
-    if (cm.reversed != MPI_COMM_NULL) MPI_Comm_free(&cm.reversed);
-    if (tl_rank == 0) printf("alltoall total %.2f s\n", MPI_Wtime() - t_start);
-    return tl_finish();
+    static const struct interleaved_cases interleaved = {{8, 14, 11, 22, 4, 17, 25}, 20, 19};
+    return exchange_run(algs, nalgs, runs, nruns, &interleaved, t_start);
 }

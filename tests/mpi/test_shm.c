@@ -9,6 +9,7 @@
 
 #include "shm/layout.h"
 #include "shm/reserve.h"
+#include "shm/segment.h"
 #include "testlib.h"
 
 /* The layout of comm against MPI_Comm_split_type on comm itself (the layout of a communicator other than the

@@ -11,6 +11,7 @@
 
 #include "exec/allreduce/dpml_common.h"
 #include "exec/alltoall/node_aware.h"
+#include "shm/leaders.h"
 #include "planner/planner.h"
 
 static struct pc_problem alltoall(int P, int nodes, int min_ppn, int max_ppn, int numa)
@@ -120,25 +121,25 @@ static void test_choose_leaders(void **state)
     (void)state;
     int out[8];
     const int two_domains[8] = {0, 0, 0, 0, 1, 1, 1, 1};
-    pc_na_choose_leaders(two_domains, 8, 2, 3, false, out);
+    pc_choose_leaders(two_domains, 8, 2, 3, false, out);
     assert_int_equal(out[0], 0);
     assert_int_equal(out[1], 1);
     assert_int_equal(out[2], 2);
-    pc_na_choose_leaders(two_domains, 8, 2, 4, true, out);
+    pc_choose_leaders(two_domains, 8, 2, 4, true, out);
     int want[4] = {0, 4, 1, 5};
     for (int j = 0; j < 4; j++) assert_int_equal(out[j], want[j]);
     /* a domain that runs out: the lowest unused rank takes its turn */
     const int lopsided[5] = {0, 0, 0, 0, 1};
-    pc_na_choose_leaders(lopsided, 5, 2, 4, true, out);
+    pc_choose_leaders(lopsided, 5, 2, 4, true, out);
     int want2[4] = {0, 4, 1, 2};
     for (int j = 0; j < 4; j++) assert_int_equal(out[j], want2[j]);
     /* interleaved binding (ranks alternate domains) */
     const int alternating[6] = {0, 1, 0, 1, 0, 1};
-    pc_na_choose_leaders(alternating, 6, 2, 2, true, out);
+    pc_choose_leaders(alternating, 6, 2, 2, true, out);
     assert_int_equal(out[0], 0);
     assert_int_equal(out[1], 1);
     /* more leaders than ranks: clamped, every rank once */
-    pc_na_choose_leaders(two_domains, 3, 2, 8, true, out);
+    pc_choose_leaders(two_domains, 3, 2, 8, true, out);
     int seen = 0;
     for (int j = 0; j < 3; j++) seen |= 1 << out[j];
     assert_int_equal(seen, 7);

@@ -53,10 +53,11 @@
 #include "shm/layout.h"
 #include "shm/wait.h"
 #include "exec/alltoall/node_aware.h"
+#include "shm/leaders.h"
+#include "shm/segment.h"
 #include "exec/allreduce/common.h"
 #include "exec/allreduce/dpml_sched.h"
 
-#define PC_TAG_DPML (PC_TAG_ALLREDUCE + 100) /* + sub-partition: concurrent exchanges never match each other */
 #define CHUNK_BYTES 16384                   /* the accumulator stays in L1 while ppn inputs stream through it */
 
 /* Where a rank's input lies this execution, when leaders read it in place. */
@@ -210,7 +211,7 @@ static int choose_leaders(struct plancoll_plan_s *plan, struct dpml *st, bool *s
     st->lead = -1;
     for (int x = 0; x < st->N; x++) {
         for (int i = 0; i < L->node_sizes[x]; i++) numa[i] = L->numa_of_rank[rank_of(L, x, i)];
-        pc_na_choose_leaders(numa, L->node_sizes[x], L->max_numa, st->l, st->cfg.numa_spread, pick);
+        pc_choose_leaders(numa, L->node_sizes[x], L->max_numa, st->l, st->cfg.numa_spread, pick);
         for (int j = 0; j < st->l; j++) {
             st->leader_rank[x * st->l + j] = rank_of(L, x, pick[j]);
             if (x == st->node && pick[j] == st->me) st->lead = j;

@@ -7,42 +7,28 @@
  * MPI reduces with its own op, so the candidate is not applicable where that op gives other results than
  * plancoll's definition (reduce.c asks MPI once per (op, datatype)); floating SUM and PROD results get their NaNs
  * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks. */
-#include <stdlib.h>
-
 #include "exec/allreduce/common.h"
+#include "exec/native_request.h"
 
-static int setup(struct plancoll_plan_s *plan)
+static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
-    MPI_Request *req = malloc(sizeof *req);
-    if (!req) return pc_error(PLANCOLL_ERR_NOMEM, "native state");
-    *req = MPI_REQUEST_NULL;
-    plan->impl = req;
     PC_MPI_CHECK(MPI_Allreduce_init(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf, plan->count,
                                     plan->rtype.type, plan->red.op, plan->comm, MPI_INFO_NULL, req));
     return PLANCOLL_SUCCESS;
 }
 
-static void teardown(struct plancoll_plan_s *plan)
+static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    MPI_Request *req = plan->impl;
-    if (req && *req != MPI_REQUEST_NULL) MPI_Request_free(req);
-    free(req);
-    plan->impl = NULL;
+    PC_MPI_CHECK(MPI_Iallreduce(plan->in_place ? MPI_IN_PLACE : sbuf, rbuf, plan->count, plan->rtype.type,
+                                plan->red.op, plan->comm, req));
+    return PLANCOLL_SUCCESS;
 }
+
+static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init); }
 
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    MPI_Request *req = plan->impl;
-    int err;
-    if (plan->planned_buffers) {
-        PC_MPI_CHECK(MPI_Start(req));
-        err = pc_wait_all(plan, 1, req);
-    } else {
-        MPI_Request once;
-        PC_MPI_CHECK(MPI_Iallreduce(plan->in_place ? MPI_IN_PLACE : sbuf, rbuf, plan->count, plan->rtype.type,
-                                    plan->red.op, plan->comm, &once));
-        err = pc_wait_all(plan, 1, &once);
-    }
+    int err = pc_native_execute(plan, sbuf, rbuf, post);
     /* MPI's NaNs may differ between ranks: every rank settles them (plan.h) */
     if (!err && plan->red.settle_nans) plan->red.settle_nans((char *)rbuf + plan->rtype.true_lb, plan->count);
     return err;
@@ -69,5 +55,5 @@ const struct pc_algorithm pc_allreduce_native = {
     .estimate = estimate,
     .setup = setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_native_teardown,
 };

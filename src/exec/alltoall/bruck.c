@@ -35,7 +35,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     const struct pc_typeinfo *stype = plan->in_place ? &plan->rtype : &plan->stype;
     int scount = plan->in_place ? plan->recvcount : plan->sendcount;
     for (int i = 0; i < P; i++) memcpy(u->slots + (size_t)i * m, block(src, stype, scount, pc_bruck_rotate_from(r, P, i)), m);
-    int err = pc_bruck_uniform_run(plan, u, MPI_BYTE, PC_TAG_ALLTOALL + 1, NULL);
+    int err = pc_bruck_uniform_run(plan, u, MPI_BYTE, PC_TAG_ALLTOALL_BRUCK, NULL);
     if (err) return err;
     for (int j = 0; j < P; j++)
         memcpy(block(rbuf, &plan->rtype, plan->recvcount, j), u->slots + (size_t)pc_bruck_final_slot(r, P, j) * m, m);

@@ -8,15 +8,11 @@
  *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h: each round of MPI's schedule waits for a
  *   scheduler turn there), else 0. */
 #include <limits.h>
-#include <stdlib.h>
 
 #include "exec/plan.h"
 #include "exec/bruck_common.h"
 #include "exec/cost.h"
-
-struct native {
-    MPI_Request req;
-};
+#include "exec/native_request.h"
 
 /* MPICH 4.0.2's in-place alltoall schedule (MPIR_Ialltoall_intra_sched_inplace) fails with "Out of memory" for a
  * block of more than INT_MAX bytes (measured: 2^31 + 4101 bytes fails, 2^31 - 7648 works); out of place works. */
@@ -25,37 +21,25 @@ static const char *inapplicable(const struct pc_problem *p)
     return p->in_place && p->block_bytes > INT_MAX ? "MPICH's in-place alltoall cannot hold a block over 2 GiB" : NULL;
 }
 
-static int setup(struct plancoll_plan_s *plan)
+static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
-    struct native *st = malloc(sizeof *st);
-    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "native state");
-    st->req = MPI_REQUEST_NULL;
-    plan->impl = st;
     PC_MPI_CHECK(MPI_Alltoall_init(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->sendcount, plan->stype.type,
-                                   plan->recvbuf, plan->recvcount, plan->rtype.type, plan->comm, MPI_INFO_NULL,
-                                   &st->req));
+                                   plan->recvbuf, plan->recvcount, plan->rtype.type, plan->comm, MPI_INFO_NULL, req));
     return PLANCOLL_SUCCESS;
 }
 
-static void teardown(struct plancoll_plan_s *plan)
+static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    struct native *st = plan->impl;
-    if (st && st->req != MPI_REQUEST_NULL) MPI_Request_free(&st->req);
-    free(st);
-    plan->impl = NULL;
+    PC_MPI_CHECK(MPI_Ialltoall(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcount, plan->stype.type, rbuf,
+                               plan->recvcount, plan->rtype.type, plan->comm, req));
+    return PLANCOLL_SUCCESS;
 }
+
+static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init); }
 
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    struct native *st = plan->impl;
-    if (plan->planned_buffers) {
-        PC_MPI_CHECK(MPI_Start(&st->req));
-        return pc_wait_all(plan, 1, &st->req);
-    }
-    MPI_Request req;
-    PC_MPI_CHECK(MPI_Ialltoall(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcount, plan->stype.type, rbuf,
-                               plan->recvcount, plan->rtype.type, plan->comm, &req));
-    return pc_wait_all(plan, 1, &req);
+    return pc_native_execute(plan, sbuf, rbuf, post);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -81,5 +65,5 @@ const struct pc_algorithm pc_alltoall_native = {
     .estimate = estimate,
     .setup = setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_native_teardown,
 };

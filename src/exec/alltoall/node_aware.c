@@ -49,10 +49,10 @@
 #include "base/sizes.h"
 #include "shm/heap.h"
 #include "shm/layout.h"
+#include "shm/leaders.h"
+#include "shm/segment.h"
 #include "shm/wait.h"
 #include "exec/seg_window.h"
-
-#define PC_TAG_NODE_AWARE (PC_TAG_ALLTOALL + 10)
 
 /* Where a rank's send row is this execution: in S, or in its plancoll_malloc buffer. */
 struct row_desc {
@@ -108,32 +108,6 @@ const char *pc_na_inapplicable(const struct pc_problem *p)
 {
     /* the overlapped loop keeps one done byte per request and node in a fixed array */
     return p->shape.nnodes > 1000 ? "more than 1000 nodes" : NULL;
-}
-
-void pc_na_choose_leaders(const int *numa, int node_size, int num_domains, int l, bool numa_spread, int *out)
-{
-    if (l > node_size) l = node_size;
-    if (!numa_spread || num_domains <= 1) {
-        for (int j = 0; j < l; j++) out[j] = j;
-        return;
-    }
-    unsigned char used[4096] = {0};
-    for (int j = 0; j < l; j++) {
-        int domain = j % num_domains, nth = j / num_domains, pick = -1;
-        for (int i = 0, seen = 0; i < node_size && i < 4096; i++)
-            if (numa[i] == domain && seen++ == nth) {
-                pick = i;
-                break;
-            }
-        if (pick < 0 || used[pick])
-            for (int i = 0; i < node_size && i < 4096; i++)
-                if (!used[i]) {
-                    pick = i;
-                    break;
-                }
-        used[pick] = 1;
-        out[j] = pick;
-    }
 }
 
 static inline int rank_of(const struct pc_layout *L, int node, int local) { return L->node_ranks[L->node_first[node] + local]; }
@@ -197,7 +171,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->leader_index = -1;
     for (int x = 0; x < st->N; x++) {
         for (int i = 0; i < L->node_sizes[x]; i++) numa[i] = L->numa_of_rank[rank_of(L, x, i)];
-        pc_na_choose_leaders(numa, L->node_sizes[x], L->max_numa, st->l, cfg->numa_spread, pick);
+        pc_choose_leaders(numa, L->node_sizes[x], L->max_numa, st->l, cfg->numa_spread, pick);
         for (int j = 0; j < st->l; j++) {
             st->leader_rank[x * st->l + j] = rank_of(L, x, pick[j]);
             if (x == st->n && pick[j] == st->me) st->leader_index = j;

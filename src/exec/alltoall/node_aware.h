@@ -34,10 +34,6 @@ const char *pc_na_inapplicable(const struct pc_problem *p);
 bool pc_na_put_fits(const struct pc_problem *p);
 /* Leaders actually used for a request (documented clamp: at least 1, at most the smallest node's ranks). */
 int pc_na_leaders_used(const struct pc_problem *p, int requested);
-/* Chooses the l leader node-ranks of a node whose ranks sit on NUMA domains numa[0..node_size). With numa_spread
- * leader j goes to domain j mod D (the (j div D)-th rank of that domain), falling back to the lowest unused rank
- * when a domain runs out; otherwise leaders are node ranks 0..l-1. Pure: unit-tested. */
-void pc_na_choose_leaders(const int *numa, int node_size, int num_domains, int l, bool numa_spread, int *out);
 /* ---- the engine's index arithmetic, pure so tests/unit/test_node_aware_sim.c can run every rank of it ---- */
 
 /* Node pair at offset k (1 <= k < N): node n sends to (n + k) mod N and receives from (n - k) mod N, both through

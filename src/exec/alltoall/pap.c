@@ -78,9 +78,9 @@
 #include "shm/reserve.h"
 #include "shm/wait.h"
 #include "exec/seg_window.h"
+#include "shm/nomem.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
-#define PAP_TAG (PC_TAG_ALLTOALL + 70)
 
 struct pap {
     int transport;
@@ -374,17 +374,17 @@ static int setup_shm(struct plancoll_plan_s *plan, struct pap *st)
      * there, and a full /dev/shm is an error now instead of SIGBUS later: reserve.h) and zeroes its flags; the
      * allreduce tells every rank whether any region has no memory, and publishes the zeros before any peer
      * posts. */
-    unsigned long long failed = 0, any_failed = 0;
+    uint64_t failed = 0;
     if (st->nloc > 1) {
         for (int j = 0; j < st->nloc; j++) st->region[j] = st->shm.base + (size_t)j * region;
         if (pc_shm_reserve(st->region[st->me_loc], region) == 0) memset(st->region[st->me_loc], 0, region);
-        else failed = (unsigned long long)region;
+        else failed = region;
         pc_node_shm_sync(&st->shm);
     }
-    if ((err = pc_allreduce_wait(L, &failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX))) return err;
-    if (any_failed)
-        return pc_error(PLANCOLL_ERR_NOMEM, "pap: no shared memory for the node's staging area of %zu bytes (%zu per "
-                        "rank; the node's /dev/shm is full or too small)", region * (size_t)st->nloc, region);
+    char what[128];
+    snprintf(what, sizeof what, "pap: a rank's part of the node's staging area (%zu bytes, %zu per rank)",
+             region * (size_t)st->nloc, region);
+    if ((err = pc_shm_agree_reserved(L, PLANCOLL_SUCCESS, failed, what))) return err;
     if (st->nloc > 1) pc_node_shm_sync(&st->shm);
     return PLANCOLL_SUCCESS;
 }
@@ -408,17 +408,14 @@ static int setup_rma(struct plancoll_plan_s *plan, struct pap *st)
     }
     /* MPICH places MPI_Win_allocate memory in /dev/shm when ranks share a node: reserve it (reserve.h) before
      * the flags are zeroed and before any peer puts into it. */
-    unsigned long long failed = 0, any_failed = 0;
+    uint64_t failed = 0;
     if (pc_shm_reserve(st->rma_base, (size_t)bytes) == 0) memset(st->rma_base, 0, (size_t)st->slot0);
-    else failed = (unsigned long long)bytes;
+    else failed = (uint64_t)bytes;
     PC_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, st->rma_win));
     PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
     /* every rank's failure known everywhere; also the barrier after the zeroing */
-    int err = pc_allreduce_wait(plan->layout, &failed, &any_failed, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX);
+    int err = pc_shm_agree_reserved(plan->layout, PLANCOLL_SUCCESS, failed, "pap: a rank's put window");
     if (err) return err;
-    if (any_failed)
-        return pc_error(PLANCOLL_ERR_NOMEM, "pap: no memory for a rank's %llu-byte put window (its node's /dev/shm is "
-                        "full or too small)", any_failed);
     PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
     return PLANCOLL_SUCCESS;
 }
@@ -426,12 +423,7 @@ static int setup_rma(struct plancoll_plan_s *plan, struct pap *st)
 /* Every rank learns whether any rank failed; a collective over comm comes next only when none did. */
 static int agree(struct plancoll_plan_s *plan, int err, const char *what)
 {
-    int bad = err != 0, anybad = 0;
-    int rc = pc_allreduce_wait(plan->layout, &bad, &anybad, 1, MPI_INT, MPI_MAX);
-    if (err) return err;
-    if (rc) return rc;
-    if (anybad) return pc_error(PLANCOLL_ERR_REMOTE, "pap: another rank failed its %s", what);
-    return PLANCOLL_SUCCESS;
+    return pc_agree_failure(plan->layout, err, "pap: another rank failed its %s", what);
 }
 
 static int setup(struct plancoll_plan_s *plan)
@@ -500,8 +492,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     if (st->transport == PAP_P2P) {
         for (int i = 0; i < nremote; i++) {
             int s = st->remote[nremote - 1 - i]; /* (r - i) mod P order */
-            PC_MPI_CHECK(MPI_Irecv(recv_block(plan, rbuf, s), plan->recvcount, plan->rtype.type, s, PAP_TAG, plan->comm,
-                                   &st->reqs[i]));
+            PC_MPI_CHECK(MPI_Irecv(recv_block(plan, rbuf, s), plan->recvcount, plan->rtype.type, s, PC_TAG_PAP,
+                                   plan->comm, &st->reqs[i]));
         }
         active = nremote;
     } else {
@@ -533,9 +525,9 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                 MPI_Request *sq = &st->reqs[nremote + i];
                 if (plan->in_place)
                     PC_MPI_CHECK(MPI_Isend_c(st->scratch + (size_t)t * m, (MPI_Count)m, st->contig ? MPI_BYTE : MPI_PACKED,
-                                             t, PAP_TAG, plan->comm, sq));
+                                             t, PC_TAG_PAP, plan->comm, sq));
                 else
-                    PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, PAP_TAG,
+                    PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, PC_TAG_PAP,
                                            plan->comm, sq));
                 st->served[t] = 1;
                 active++;

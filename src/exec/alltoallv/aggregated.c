@@ -11,7 +11,7 @@
  *   4. a sender and a receiver rank per node pair: node x's messages (its sends and its receives) are dealt over
  *      its l leaders longest-first (pc_agg_assign), so with 2 (N - 1) <= l every leader has at most one; any
  *      rank can compute any node's choice, so both ends know each other without asking. Leaders are the first l
- *      node ranks or spread over NUMA domains (pc_na_choose_leaders, shared with the node-aware alltoall);
+ *      node ranks or spread over NUMA domains (pc_choose_leaders, shm/leaders.h, shared with the node-aware alltoall);
  *   5. with the Put transport, the whole segment is exposed in a window locked once (seg_window.h, shared with
  *      the node-aware alltoall).
  * Execution k (buffer set k mod 2):
@@ -51,9 +51,9 @@
 #include "shm/layout.h"
 #include "shm/wait.h"
 #include "exec/alltoall/node_aware.h"
+#include "shm/leaders.h"
+#include "shm/segment.h"
 #include "exec/seg_window.h"
-
-#define PC_TAG_AGGREGATED (PC_TAG_ALLTOALLV + 20)
 
 /* ---------------------------------------- pure arithmetic ---------------------------------------- */
 
@@ -294,7 +294,7 @@ static int assign_messages(struct plancoll_plan_s *plan, struct agg_state *st, c
     for (int x = 0; !err && x < N; x++) {
         int l = pc_agg_leaders(plan->params.leaders, L->node_sizes[x]), first = L->node_first[x];
         for (int i = 0; i < L->node_sizes[x]; i++) numa[i] = L->numa_of_rank[L->node_ranks[first + i]];
-        pc_na_choose_leaders(numa, L->node_sizes[x], L->max_numa, l, plan->params.placement == 1, pick + first);
+        pc_choose_leaders(numa, L->node_sizes[x], L->max_numa, l, plan->params.placement == 1, pick + first);
         if (pc_agg_assign(N, x, pair, l, latency_bytes, snd + (size_t)x * N, rcv + (size_t)x * N))
             err = pc_error(PLANCOLL_ERR_NOMEM, "aggregated alltoallv assignment");
     }

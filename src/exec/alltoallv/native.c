@@ -3,43 +3,31 @@
  * messages; S, O the busiest rank's bytes sent and sent off-node, m_e = P - min_ppn, m_i = P - 1 - m_e):
  *   m_i shm_msg((S - O) / m_i) + m_e net_concurrent(ppn, O / m_e)
  *   + native_rounds(P - 1)   (P - 1) sync_us on an oversubscribed node (cost.h), else 0 */
-#include <stdlib.h>
-
 #include "exec/plan.h"
 #include "exec/cost.h"
+#include "exec/native_request.h"
 
-static int setup(struct plancoll_plan_s *plan)
+static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
-    MPI_Request *req = malloc(sizeof *req);
-    if (!req) return pc_error(PLANCOLL_ERR_NOMEM, "native state");
-    *req = MPI_REQUEST_NULL;
-    plan->impl = req;
     PC_MPI_CHECK(MPI_Alltoallv_init(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->sendcounts, plan->sdispls,
                                     plan->stype.type, plan->recvbuf, plan->recvcounts, plan->rdispls,
                                     plan->rtype.type, plan->comm, MPI_INFO_NULL, req));
     return PLANCOLL_SUCCESS;
 }
 
-static void teardown(struct plancoll_plan_s *plan)
+static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    MPI_Request *req = plan->impl;
-    if (req && *req != MPI_REQUEST_NULL) MPI_Request_free(req);
-    free(req);
-    plan->impl = NULL;
+    PC_MPI_CHECK(MPI_Ialltoallv(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcounts, plan->sdispls,
+                                plan->stype.type, rbuf, plan->recvcounts, plan->rdispls, plan->rtype.type, plan->comm,
+                                req));
+    return PLANCOLL_SUCCESS;
 }
+
+static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init); }
 
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    MPI_Request *req = plan->impl;
-    if (plan->planned_buffers) {
-        PC_MPI_CHECK(MPI_Start(req));
-        return pc_wait_all(plan, 1, req);
-    }
-    MPI_Request once;
-    PC_MPI_CHECK(MPI_Ialltoallv(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcounts, plan->sdispls,
-                                plan->stype.type, rbuf, plan->recvcounts, plan->rdispls, plan->rtype.type, plan->comm,
-                                &once));
-    return pc_wait_all(plan, 1, &once);
+    return pc_native_execute(plan, sbuf, rbuf, post);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -56,5 +44,5 @@ const struct pc_algorithm pc_alltoallv_native = {
     .estimate = estimate,
     .setup = setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_native_teardown,
 };

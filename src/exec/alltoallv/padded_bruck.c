@@ -37,7 +37,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     const void *src = plan->in_place ? rbuf : sbuf;
     int err = PLANCOLL_SUCCESS;
     for (int i = 0; i < P && !err; i++) err = pc_vblock_pack(plan, &out, src, pc_bruck_rotate_from(r, P, i), u->slots + (size_t)i * M);
-    if (!err) err = pc_bruck_uniform_run(plan, u, pc_vblock_unit(plan), PC_TAG_ALLTOALLV + 1, NULL);
+    if (!err) err = pc_bruck_uniform_run(plan, u, pc_vblock_unit(plan), PC_TAG_PADDED_BRUCK, NULL);
     for (int j = 0; j < P && !err; j++)
         err = pc_vblock_unpack(plan, &in, rbuf, j, u->slots + (size_t)pc_bruck_final_slot(r, P, j) * M);
     return err;

@@ -56,7 +56,7 @@ static int build(struct plancoll_plan_s *plan, struct twophase *st, int local)
         recv_off[j] = contiguous ? pc_vblock_offset(&in, j) : 0;
     }
     pc_tp_meta_init(P, plan->rank, send_bytes, (uint64_t *)(void *)st->meta.slots);
-    err = pc_bruck_uniform_run(plan, &st->meta, MPI_BYTE, PC_TAG_ALLTOALLV + 3, (char *)incoming);
+    err = pc_bruck_uniform_run(plan, &st->meta, MPI_BYTE, PC_TAG_TWOPHASE_META, (char *)incoming);
     if (!err) {
         struct pc_tp_input tin = {
             .P = P, .rank = plan->rank, .radix = b->radix, .steps = b->steps, .nsteps = b->nsteps,
@@ -140,7 +140,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
         int n = 0;
         /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
         if (step->recv_bytes)
-            PC_MPI_CHECK(MPI_Irecv_c(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, PC_TAG_ALLTOALLV + 2,
+            PC_MPI_CHECK(MPI_Irecv_c(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, PC_TAG_TWOPHASE_DATA,
                                      plan->comm, &reqs[n++])); /* large count: a step may carry over 2 GiB */
         for (int c = step->pack0; c < step->pack0 + step->npack && !err; c++)
             err = copy(plan, &st->tp.copies[c], area, st->out, true);
@@ -150,7 +150,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
         }
         if (err) break;
         if (step->send_bytes)
-            PC_MPI_CHECK(MPI_Isend_c(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, PC_TAG_ALLTOALLV + 2,
+            PC_MPI_CHECK(MPI_Isend_c(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, PC_TAG_TWOPHASE_DATA,
                                      plan->comm, &reqs[n++]));
         err = pc_wait_all(plan, n, reqs);
         for (int c = step->unpack0; c < step->unpack0 + step->nunpack && !err; c++)
