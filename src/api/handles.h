@@ -5,7 +5,7 @@
 
 #include "exec/plan.h"
 
-/* Plan life cycle, shared by the collectives (plan.c) and the transpose (src/transpose/transpose.c). */
+/* Plan life cycle, shared by the creation entries of every kind of plan. */
 /* Checks MPI, out and comm, allocates the plan and attaches comm's layout (collective at first use). */
 int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, plancoll_plan *out,
                   struct plancoll_plan_s **pp);

@@ -35,6 +35,7 @@ int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, planco
     p->rank = p->layout->rank;
     p->size = p->layout->size;
     p->flags = flags;
+    p->ops = &pc_collective_plan_ops; /* another kind replaces it when it builds the plan */
     p->prob.coll = coll;
     p->prob.flags = flags;
     p->prob.type_id = p->prob.op_id = -1;
