@@ -4,56 +4,50 @@
  * type): a destroyed plan's handle, or a copy of it, stays invalid even when a new plan is allocated at the same
  * address (glibc with its thread cache off does that at once), and a handle that was never a plan is refused
  * without being dereferenced. Lookup is an open-addressing hash table (linear probing, at most half full): one
- * multiplication and nearly always one probe on the execute path. */
+ * multiplication and nearly always one probe on the execute path, inlined there from handles.h. */
 #include "api/handles.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
-struct live_slot {
-    uint64_t id; /* 0: empty */
-    struct plancoll_plan_s *plan;
-};
-static struct live_slot *live;
-static size_t live_cap, nlive; /* live_cap is 0 or a power of two */
+struct pc_live_table pc_live;
+static size_t nlive;
 static uint64_t last_id;
 
-static size_t live_home(uint64_t id) { return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (live_cap - 1); }
+static size_t live_home(uint64_t id) { return pc_live_home(id, pc_live.cap); }
 
-static void live_put(struct live_slot *slots, size_t cap, uint64_t id, struct plancoll_plan_s *p)
+static void live_put(struct pc_live_slot *slots, size_t cap, uint64_t id, struct plancoll_plan_s *p)
 {
-    size_t at = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+    size_t at = pc_live_home(id, cap);
     while (slots[at].id) at = (at + 1) & (cap - 1);
-    slots[at] = (struct live_slot){id, p};
+    slots[at] = (struct pc_live_slot){id, p};
 }
 
-static struct plancoll_plan_s *live_find(plancoll_plan handle, size_t *slot)
+/* The slot of the live plan with this id, or -1. */
+static ptrdiff_t live_slot_of(uint64_t id)
 {
-    uint64_t id = (uint64_t)(uintptr_t)handle;
-    if (!id || !live_cap) return NULL;
-    for (size_t at = live_home(id);; at = (at + 1) & (live_cap - 1)) {
-        if (!live[at].id) return NULL;
-        if (live[at].id == id) {
-            if (slot) *slot = at;
-            return live[at].plan;
-        }
+    if (!id || !pc_live.cap) return -1;
+    for (size_t at = live_home(id);; at = (at + 1) & (pc_live.cap - 1)) {
+        if (!pc_live.slots[at].id) return -1;
+        if (pc_live.slots[at].id == id) return (ptrdiff_t)at;
     }
 }
 
 int pc_plan_register(struct plancoll_plan_s *p)
 {
-    if (2 * (nlive + 1) > live_cap) {
-        size_t cap = live_cap ? 2 * live_cap : 64;
-        struct live_slot *grown = calloc(cap, sizeof *grown);
+    if (2 * (nlive + 1) > pc_live.cap) {
+        size_t cap = pc_live.cap ? 2 * pc_live.cap : 64;
+        struct pc_live_slot *grown = calloc(cap, sizeof *grown);
         if (!grown) return pc_error(PLANCOLL_ERR_NOMEM, "plan registry");
-        for (size_t i = 0; i < live_cap; i++)
-            if (live[i].id) live_put(grown, cap, live[i].id, live[i].plan);
-        free(live);
-        live = grown;
-        live_cap = cap;
+        for (size_t i = 0; i < pc_live.cap; i++)
+            if (pc_live.slots[i].id) live_put(grown, cap, pc_live.slots[i].id, pc_live.slots[i].plan);
+        free(pc_live.slots);
+        pc_live.slots = grown;
+        pc_live.cap = cap;
     }
     p->id = ++last_id;
     if ((uint64_t)(uintptr_t)p->id != p->id) return pc_error(PLANCOLL_ERR_OVERFLOW, "plan handles exhausted");
-    live_put(live, live_cap, p->id, p);
+    live_put(pc_live.slots, pc_live.cap, p->id, p);
     nlive++;
     return PLANCOLL_SUCCESS;
 }
@@ -61,38 +55,29 @@ int pc_plan_register(struct plancoll_plan_s *p)
 /* Backward-shift deletion: the entries after the hole that would not be found past it move into it. */
 static void live_remove(size_t hole)
 {
-    for (size_t j = (hole + 1) & (live_cap - 1); live[j].id; j = (j + 1) & (live_cap - 1)) {
-        size_t home = live_home(live[j].id);
+    for (size_t j = (hole + 1) & (pc_live.cap - 1); pc_live.slots[j].id; j = (j + 1) & (pc_live.cap - 1)) {
+        size_t home = live_home(pc_live.slots[j].id);
         bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (stays) continue;
-        live[hole] = live[j];
+        pc_live.slots[hole] = pc_live.slots[j];
         hole = j;
     }
-    live[hole] = (struct live_slot){0, NULL};
+    pc_live.slots[hole] = (struct pc_live_slot){0, NULL};
     if (--nlive == 0) {
-        free(live);
-        live = NULL;
-        live_cap = 0;
+        free(pc_live.slots);
+        pc_live.slots = NULL;
+        pc_live.cap = 0;
     }
 }
 
-plancoll_plan pc_plan_handle(const struct plancoll_plan_s *p) { return (plancoll_plan)(uintptr_t)p->id; }
-
-struct plancoll_plan_s *pc_plan_lookup(plancoll_plan handle) { return live_find(handle, NULL); }
-
-struct plancoll_plan_s *pc_plan_check(plancoll_plan handle, int *err)
+int pc_plan_refused(plancoll_plan handle)
 {
-    struct plancoll_plan_s *p = NULL;
-    if (!handle) *err = pc_error(PLANCOLL_ERR_NULL_PLAN, "the plan is NULL");
-    else if (!(p = live_find(handle, NULL)))
-        *err = pc_error(PLANCOLL_ERR_INVALID_PLAN, "the handle is not a live plan (destroyed already, or never a plan)");
-    else
-        *err = PLANCOLL_SUCCESS;
-    return p;
+    if (!handle) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the plan is NULL");
+    return pc_error(PLANCOLL_ERR_INVALID_PLAN, "the handle is not a live plan (destroyed already, or never a plan)");
 }
 
 void pc_plan_unregister(const struct plancoll_plan_s *p)
 {
-    size_t slot = 0;
-    if (live_find(pc_plan_handle(p), &slot)) live_remove(slot);
+    ptrdiff_t slot = live_slot_of(p->id);
+    if (slot >= 0) live_remove((size_t)slot);
 }
