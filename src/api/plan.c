@@ -1,5 +1,5 @@
-/* The public API: plan creation (validate, agree across ranks, plan, set up), execution, destruction and
- * printing. */
+/* The public API's plan creation for the collectives: validate, agree across ranks, plan, set up. Execution and
+ * destruction are in execute.c, inspection in inspect.c, the live-plan table in handles.c. */
 #include "api/handles.h"
 
 #include <stdlib.h>
@@ -14,104 +14,6 @@
 #include "planner/planner.h"
 #include "shm/layout.h"
 #include "shm/wait.h"
-#include "transpose/transpose.h"
-
-const char *plancoll_version(int *major, int *minor, int *patch)
-{
-    if (major) *major = PLANCOLL_VERSION_MAJOR;
-    if (minor) *minor = PLANCOLL_VERSION_MINOR;
-    if (patch) *patch = PLANCOLL_VERSION_PATCH;
-    return PLANCOLL_VERSION_STRING;
-}
-
-/* ---- live plans ----------------------------------------------------------------------------------
- * A handle is not the plan's address but a number never given out twice in the process (cast to the handle
- * type): a destroyed plan's handle, or a copy of it, stays invalid even when a new plan is allocated at the same
- * address (glibc with its thread cache off does that at once), and a handle that was never a plan is refused
- * without being dereferenced. Lookup is an open-addressing hash table (linear probing, at most half full): one
- * multiplication and nearly always one probe on the execute path. */
-struct live_slot {
-    uint64_t id; /* 0: empty */
-    struct plancoll_plan_s *plan;
-};
-static struct live_slot *live;
-static size_t live_cap, nlive; /* live_cap is 0 or a power of two */
-static uint64_t last_id;
-
-static size_t live_home(uint64_t id) { return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (live_cap - 1); }
-
-static void live_put(struct live_slot *slots, size_t cap, uint64_t id, struct plancoll_plan_s *p)
-{
-    size_t at = (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
-    while (slots[at].id) at = (at + 1) & (cap - 1);
-    slots[at] = (struct live_slot){id, p};
-}
-
-static struct plancoll_plan_s *live_find(plancoll_plan handle, size_t *slot)
-{
-    uint64_t id = (uint64_t)(uintptr_t)handle;
-    if (!id || !live_cap) return NULL;
-    for (size_t at = live_home(id);; at = (at + 1) & (live_cap - 1)) {
-        if (!live[at].id) return NULL;
-        if (live[at].id == id) {
-            if (slot) *slot = at;
-            return live[at].plan;
-        }
-    }
-}
-
-int pc_plan_register(struct plancoll_plan_s *p)
-{
-    if (2 * (nlive + 1) > live_cap) {
-        size_t cap = live_cap ? 2 * live_cap : 64;
-        struct live_slot *grown = calloc(cap, sizeof *grown);
-        if (!grown) return pc_error(PLANCOLL_ERR_NOMEM, "plan registry");
-        for (size_t i = 0; i < live_cap; i++)
-            if (live[i].id) live_put(grown, cap, live[i].id, live[i].plan);
-        free(live);
-        live = grown;
-        live_cap = cap;
-    }
-    p->id = ++last_id;
-    if ((uint64_t)(uintptr_t)p->id != p->id) return pc_error(PLANCOLL_ERR_OVERFLOW, "plan handles exhausted");
-    live_put(live, live_cap, p->id, p);
-    nlive++;
-    return PLANCOLL_SUCCESS;
-}
-
-/* Backward-shift deletion: the entries after the hole that would not be found past it move into it. */
-static void live_remove(size_t hole)
-{
-    for (size_t j = (hole + 1) & (live_cap - 1); live[j].id; j = (j + 1) & (live_cap - 1)) {
-        size_t home = live_home(live[j].id);
-        bool stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
-        if (stays) continue;
-        live[hole] = live[j];
-        hole = j;
-    }
-    live[hole] = (struct live_slot){0, NULL};
-    if (--nlive == 0) {
-        free(live);
-        live = NULL;
-        live_cap = 0;
-    }
-}
-
-plancoll_plan pc_plan_handle(const struct plancoll_plan_s *p) { return (plancoll_plan)(uintptr_t)p->id; }
-
-struct plancoll_plan_s *pc_plan_lookup(plancoll_plan handle) { return live_find(handle, NULL); }
-
-/* The live plan behind a handle, or NULL with the error set in *err. */
-static struct plancoll_plan_s *check_plan(plancoll_plan handle, int *err)
-{
-    struct plancoll_plan_s *p = NULL;
-    if (!handle) *err = pc_error(PLANCOLL_ERR_NULL_PLAN, "the plan is NULL");
-    else if (!(p = live_find(handle, NULL)))
-        *err = pc_error(PLANCOLL_ERR_INVALID_PLAN, "the handle is not a live plan (destroyed already, or never a plan)");
-    else
-        *err = PLANCOLL_SUCCESS;
-    return p;
-}
 
 /* ---- creation ---- */
 
@@ -133,6 +35,7 @@ int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, planco
     p->rank = p->layout->rank;
     p->size = p->layout->size;
     p->flags = flags;
+    p->ops = &pc_collective_plan_ops; /* another kind replaces it when it builds the plan */
     p->prob.coll = coll;
     p->prob.flags = flags;
     p->prob.type_id = p->prob.op_id = -1;
@@ -413,132 +316,4 @@ int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     int err = pc_plan_begin(comm, flags, PC_ALLREDUCE, plan, &p);
     if (err) return err;
     return plan_finish(p, pc_fill_allreduce(p, sendbuf, recvbuf, count, datatype, op), plan);
-}
-
-/* ---- execution ---- */
-/* Runs one execution; the first is timed, for the set-up cost in executions that fprint_plan reports. */
-static int run(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
-{
-    double t0 = plan->executions == 0 ? MPI_Wtime() : 0;
-    int err = plan->alg->execute(plan, sendbuf, recvbuf);
-    if (plan->executions++ == 0) plan->first_execution_us = (MPI_Wtime() - t0) * 1e6;
-    return err;
-}
-
-int plancoll_execute(plancoll_plan handle)
-{
-    int err;
-    struct plancoll_plan_s *plan = check_plan(handle, &err);
-    if (err) return err;
-    plan->planned_buffers = true;
-    return run(plan, plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf);
-}
-
-int plancoll_execute_buffers(plancoll_plan handle, const void *sendbuf, void *recvbuf)
-{
-    int err;
-    struct plancoll_plan_s *plan = check_plan(handle, &err);
-    if (!err)
-        err = plan->transpose ? pc_transpose_check_buffers(plan, sendbuf, recvbuf)
-                              : pc_check_exec_buffers(plan, sendbuf, recvbuf);
-    if (err) return err;
-    plan->planned_buffers = false;
-    return run(plan, sendbuf, recvbuf);
-}
-
-int plancoll_destroy_plan(plancoll_plan *plan)
-{
-    if (!plan) return pc_error(PLANCOLL_ERR_NULL_PLAN, "the pointer to the plan is NULL");
-    int err;
-    size_t slot = 0;
-    struct plancoll_plan_s *p = check_plan(*plan, &err);
-    if (err) return err;
-    live_find(*plan, &slot);
-    live_remove(slot);
-    pc_plan_free(p);
-    *plan = NULL;
-    return PLANCOLL_SUCCESS;
-}
-
-const char *plancoll_plan_algorithm(plancoll_plan handle)
-{
-    const struct plancoll_plan_s *plan = live_find(handle, NULL);
-    if (!plan) return NULL;
-    if (plan->transpose) return pc_transpose_name(plan);
-    return plan->alg->name;
-}
-
-int plancoll_plan_spec(plancoll_plan handle, char *buf, size_t len)
-{
-    pc_clear_error();
-    if (!buf || len == 0) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "plancoll_plan_spec: no buffer");
-    if (!handle) return pc_error(PLANCOLL_ERR_NULL_PLAN, "plancoll_plan_spec: NULL plan");
-    const struct plancoll_plan_s *plan = live_find(handle, NULL);
-    if (!plan) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: not a live plan");
-    const struct plancoll_plan_s *inner = plan->transpose ? pc_transpose_inner(plan) : plan;
-    if (!inner || !inner->alg) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: transpose without an exchange");
-    int n = pc_spec_format(pc_registry_find(inner->alg->name), &inner->params, buf, len);
-    if (n < 0 || (size_t)n >= len) {
-        buf[0] = '\0';
-        return pc_error(PLANCOLL_ERR_OVERFLOW, "plancoll_plan_spec: %d bytes needed", n + 1);
-    }
-    return PLANCOLL_SUCCESS;
-}
-
-const char *plancoll_algorithm_name(int index, const char **collective)
-{
-    const struct pc_algorithm *a = pc_registry_get(index);
-    if (!a) return NULL;
-    if (collective) *collective = pc_collective_name(a->collective);
-    return a->name;
-}
-
-int plancoll_fprint_plan(plancoll_plan handle, FILE *out)
-{
-    int err;
-    const struct plancoll_plan_s *plan = check_plan(handle, &err);
-    if (err) return err;
-    if (!out) return pc_error(PLANCOLL_ERR_ARGUMENT, "the output stream is NULL");
-    if (plan->transpose) {
-        pc_transpose_fprint(plan, out);
-        return PLANCOLL_SUCCESS;
-    }
-    char key[160], params[96];
-    pc_problem_key(&plan->prob, key, sizeof key);
-    pc_params_format(&plan->params, plan->alg->params, params, sizeof params);
-    const struct pc_layout *L = plan->layout;
-    fprintf(out, "plancoll plan %s\n", key);
-    fprintf(out, "  algorithm   %s%s%s%s\n", plan->alg->name, params[0] ? " (" : "", params, params[0] ? ")" : "");
-    fprintf(out, "  chosen by   %s among %d candidate%s\n", plan->chosen_by, plan->candidates,
-            plan->candidates == 1 ? "" : "s");
-    fprintf(out, "  predicted   %.2f us (%s model)\n", plan->predicted_us, plan->model_calibrated ? "calibrated" : "default");
-    if (plan->measured_us >= 0)
-        fprintf(out, "  measured    %.2f us (median of per-execution maxima over ranks)\n", plan->measured_us);
-    else
-        fprintf(out, "  measured    not timed (PLANCOLL_MEASURE times candidates)\n");
-    if (plan->runner_up[0]) fprintf(out, "  runner-up   %s, %.2f us\n", plan->runner_up, plan->runner_up_us);
-    /* The set-up in executions ([PlannedA2AV] found about 4): against the planner's measurement when there is one (a
-     * median of maxima over ranks), else this rank's first execution, else the model's prediction. */
-    const char *per_what = "measured";
-    double per_exec = plan->measured_us;
-    if (per_exec <= 0 && plan->first_execution_us > 0) {
-        per_exec = plan->first_execution_us;
-        per_what = "first execution";
-    }
-    if (per_exec <= 0) {
-        per_exec = plan->predicted_us;
-        per_what = "predicted";
-    }
-    fprintf(out, "  set-up      %.4g ms", plan->setup_seconds * 1e3);
-    if (per_exec > 0)
-        fprintf(out, " = %.3g executions (of %.3g us, %s)", plan->setup_seconds * 1e6 / per_exec, per_exec, per_what);
-    fputc('\n', out);
-    fprintf(out, "  layout      %d ranks on %d node%s (%d-%d per node), %d NUMA domain%s (%s), %s waits\n", L->size,
-            L->nnodes, L->nnodes == 1 ? "" : "s", plan->prob.shape.min_ppn, plan->prob.shape.max_ppn, L->num_numa,
-            L->num_numa == 1 ? "" : "s", L->numa_from_binding ? "from binding" : "dealt by rank",
-            L->wait_mode == PC_WAIT_SPIN ? "spinning" : L->wait_mode == PC_WAIT_YIELD ? "yielding"
-                                        : L->oversubscribed ? "yielding (oversubscribed)" : "spin-then-yield");
-    fprintf(out, "  in place    %s\n", plan->in_place ? "yes" : "no");
-    fprintf(out, "  executions  %llu\n", plan->executions);
-    return PLANCOLL_SUCCESS;
 }

@@ -60,16 +60,6 @@ int pc_check_comm(MPI_Comm comm)
     return PLANCOLL_SUCCESS;
 }
 
-int pc_check_flags(unsigned flags)
-{
-    const unsigned known = PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY;
-    if (flags & ~known) return pc_error(PLANCOLL_ERR_FLAGS, "unknown planner flag bits 0x%x", flags & ~known);
-    unsigned rigor = flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
-    if (rigor & (rigor - 1))
-        return pc_error(PLANCOLL_ERR_FLAGS, "more than one of PLANCOLL_MEASURE, PATIENT and EXHAUSTIVE given");
-    return PLANCOLL_SUCCESS;
-}
-
 static int check_type(MPI_Datatype t, const char *which)
 {
     if (t == MPI_DATATYPE_NULL) return pc_error(PLANCOLL_ERR_DATATYPE, "%s is MPI_DATATYPE_NULL", which);
@@ -236,29 +226,5 @@ int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recv
     if ((err = pc_reduction_mpi_differs(&p->red, &p->prob.mpi_op_differs))) return err;
     p->prob.in_place = p->in_place;
     p->prob.contiguous = p->rtype.contiguous;
-    return PLANCOLL_SUCCESS;
-}
-
-int pc_check_exec_buffers(const struct plancoll_plan_s *p, const void *sendbuf, const void *recvbuf)
-{
-    bool in_place = sendbuf == MPI_IN_PLACE;
-    if (recvbuf == MPI_IN_PLACE) return pc_error(PLANCOLL_ERR_IN_PLACE, "recvbuf cannot be MPI_IN_PLACE");
-    if (in_place != p->in_place)
-        return pc_error(PLANCOLL_ERR_BUFFER, in_place ? "the plan was made out of place but sendbuf is MPI_IN_PLACE"
-                                                      : "the plan was made with MPI_IN_PLACE but sendbuf is a buffer");
-    bool has_data = false, sends = false;
-    switch (p->prob.coll) {
-    case PC_ALLTOALL: has_data = sends = p->prob.block_bytes > 0; break;
-    case PC_ALLTOALLV:
-        has_data = p->prob.recv_total_bytes > 0;
-        sends = p->prob.send_total_bytes > 0;
-        break;
-    case PC_ALLREDUCE: has_data = sends = p->count > 0 && p->rtype.size > 0; break;
-    default: break;
-    }
-    if (has_data && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL");
-    if (sends && !in_place && !sendbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "sendbuf is NULL");
-    if (p->prob.coll == PC_ALLREDUCE && has_data && sendbuf == recvbuf)
-        return pc_error(PLANCOLL_ERR_IN_PLACE, "sendbuf and recvbuf are the same buffer: pass MPI_IN_PLACE instead");
     return PLANCOLL_SUCCESS;
 }

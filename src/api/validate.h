@@ -9,7 +9,7 @@
  * PLANCOLL_ERR_NOT_INITIALIZED outside MPI_Init..MPI_Finalize, PLANCOLL_ERR_COMM / _INTERCOMM for comm. */
 int pc_api_entry(MPI_Comm comm);
 int pc_check_comm(MPI_Comm comm);
-int pc_check_flags(unsigned flags);
+/* (pc_check_flags is in exec/plan.h: every kind of plan checks its flags.) */
 int pc_fill_alltoall(struct plancoll_plan_s *p, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, int recvcount, MPI_Datatype recvtype);
 int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -17,7 +17,5 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
                       MPI_Datatype recvtype);
 int pc_fill_allreduce(struct plancoll_plan_s *p, const void *sendbuf, void *recvbuf, int count,
                       MPI_Datatype datatype, MPI_Op op);
-/* execute_buffers: the new buffers against the plan's shape. */
-int pc_check_exec_buffers(const struct plancoll_plan_s *p, const void *sendbuf, const void *recvbuf);
 
 #endif

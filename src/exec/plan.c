@@ -10,7 +10,7 @@ void pc_plan_free(struct plancoll_plan_s *p)
 {
     if (!p) return;
     double t0 = pc_phase_start();
-    if (p->alg && p->alg->teardown) p->alg->teardown(p);
+    p->ops->teardown(p);
     pc_typeinfo_free(&p->stype);
     pc_typeinfo_free(&p->rtype);
     free(p->sendcounts);
@@ -20,4 +20,14 @@ void pc_plan_free(struct plancoll_plan_s *p)
     pc_phase_add(PC_PHASE_DESTROY, t0);
     pc_layout_release(p->layout);
     free(p);
+}
+
+int pc_check_flags(unsigned flags)
+{
+    const unsigned known = PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY;
+    if (flags & ~known) return pc_error(PLANCOLL_ERR_FLAGS, "unknown planner flag bits 0x%x", flags & ~known);
+    unsigned rigor = flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+    if (rigor & (rigor - 1))
+        return pc_error(PLANCOLL_ERR_FLAGS, "more than one of PLANCOLL_MEASURE, PATIENT and EXHAUSTIVE given");
+    return PLANCOLL_SUCCESS;
 }

@@ -1,10 +1,13 @@
-/* The plan object: what an algorithm's set-up, execute and teardown receive. Internal. */
+/* The plan object: what an algorithm's set-up, execute and teardown receive, and the operations of each kind of
+ * plan, through which the API runs, checks, names, prints and destroys a plan without knowing its kind. Internal. */
 #ifndef PC_PLAN_H
 #define PC_PLAN_H
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/algorithm.h"
 #include "base/errors.h"
@@ -17,12 +20,36 @@
 #include "shm/requests.h"
 
 struct pc_layout;
+struct plancoll_plan_s;
 
+/* The operations of a kind of plan (FFTW's plan_adt): one table per kind, shared by all plans of that kind. The
+ * collectives (pc_collective_plan_ops, exec/collective_plan.c) run a registry algorithm; the transpose
+ * (src/transpose) wraps an inner alltoall(v) plan of its own. A new kind is a new table, not a new branch in the
+ * API. */
+struct pc_plan_ops {
+    /* One execution on these buffers (sendbuf may be MPI_IN_PLACE where the kind allows it). */
+    int (*execute)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    /* plancoll_execute_buffers: the new buffers against the plan's shape; a code with the detail set. */
+    int (*check_buffers)(const struct plancoll_plan_s *, const void *sendbuf, const void *recvbuf);
+    /* plancoll_plan_algorithm: the plan's algorithm by name, valid while the plan lives. */
+    const char *(*name)(const struct plancoll_plan_s *);
+    /* plancoll_plan_spec: the spec that rebuilds the plan's choice into buf (len > 0), or a code with the detail
+     * set. */
+    int (*spec)(const struct plancoll_plan_s *, char *buf, size_t len);
+    /* plancoll_fprint_plan: the plan's description. */
+    void (*fprint)(const struct plancoll_plan_s *, FILE *out);
+    /* Releases what the kind holds (impl and what hangs from it); pc_plan_free then releases what every plan
+     * holds. Must accept a plan whose creation failed half-way. */
+    void (*teardown)(struct plancoll_plan_s *);
+};
 
+/* The kind of every plancoll_plan_alltoall, _alltoallv and _allreduce plan: alg and params name the algorithm. */
+extern const struct pc_plan_ops pc_collective_plan_ops;
 
 struct plancoll_plan_s {
     uint64_t id; /* the handle's value once live (pc_plan_register); 0 before */
-    const struct pc_algorithm *alg;
+    const struct pc_plan_ops *ops; /* the plan's kind; set when the plan is allocated */
+    const struct pc_algorithm *alg; /* a collective's chosen algorithm; NULL for other kinds */
     struct pc_params params;
     struct pc_problem prob;
     struct pc_layout *layout; /* holds a reference */
@@ -44,10 +71,7 @@ struct plancoll_plan_s {
     int count;
     struct pc_reduction red;
 
-    void *impl; /* the algorithm's private state */
-    /* A distributed-matrix transpose (src/transpose): alg is its wrapper, not a registry entry; the wrapper's
-     * state holds an inner alltoall(v) plan that the registry's algorithms run. */
-    struct pc_transpose *transpose;
+    void *impl; /* the algorithm's private state (a collective), or the kind's (the transpose's) */
     bool planned_buffers; /* this execution runs on the buffers given at plan time (plancoll_execute) */
 
     /* provenance, for plancoll_fprint_plan */
@@ -62,9 +86,22 @@ struct plancoll_plan_s {
     double first_execution_us; /* this rank's wall time of the plan's first execution; < 0 before it */
 };
 
+/* One execution through the plan's kind; the first is timed, for the set-up cost in executions that the
+ * collectives' fprint reports. Allocates nothing beyond what the kind's execute does (nothing). */
+static inline int pc_plan_run(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
+{
+    double t0 = plan->executions == 0 ? MPI_Wtime() : 0;
+    int err = plan->ops->execute(plan, sendbuf, recvbuf);
+    if (plan->executions++ == 0) plan->first_execution_us = (MPI_Wtime() - t0) * 1e6;
+    return err;
+}
 
-
-
+/* plancoll_execute's work: one execution on the buffers given at plan time. */
+static inline int pc_plan_run_planned(struct plancoll_plan_s *plan)
+{
+    plan->planned_buffers = true;
+    return pc_plan_run(plan, plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf);
+}
 
 /* Waits for n requests with the library's wait policy, on the plan's layout (shm/requests.h). */
 static inline int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs)
@@ -72,8 +109,11 @@ static inline int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Req
     return pc_wait_layout(plan->layout, n, reqs);
 }
 
-/* Tears down and frees a plan that is not (or no longer) live: the algorithm's teardown, then what every plan
- * holds (type duplicates, count arrays, the layout reference). */
+/* The planner flags every kind of plan accepts: PLANCOLL_ERR_FLAGS for unknown bits or two rigour levels. */
+int pc_check_flags(unsigned flags);
+
+/* Tears down and frees a plan that is not (or no longer) live: its kind's teardown, then what every plan holds
+ * (type duplicates, count arrays, the layout reference). */
 void pc_plan_free(struct plancoll_plan_s *p);
 
 #endif

@@ -1,5 +1,6 @@
-/* The distributed-matrix transpose: plancoll_plan_transpose and plancoll_local_size_transposed (FFTW's MPI
- * transpose and its 1D block distribution, see plancoll.h).
+/* The distributed-matrix transpose, a kind of plan (struct pc_plan_ops): what plancoll_plan_transpose builds
+ * (FFTW's MPI transpose and its 1D block distribution, see plancoll.h; the public entries are in
+ * src/api/transpose_api.c).
  *
  * Execution, on rank r holding rows [start0, start0 + ln0) of the n0 x n1 input:
  *   1. pack: S = the local ln0 x n1 rows transposed (n1 x ln0, cache-blocked). Output rows start1(s) .. of S,
@@ -10,9 +11,10 @@
  * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. For
  * shares of 64 KiB and more S lives in the communicator's node-shared heap (plan_scratch), so node-aware
  * exchanges copy once.
- * The inner plan is an ordinary plancoll plan over S and R: the planner chooses among every registered
- * alltoall or alltoallv algorithm under the caller's flags, and runs it on its planned buffers at every
- * execution (also for plancoll_execute_buffers, which changes only in and out).
+ * The inner plan is an ordinary collective plan over S and R, made by the API's pipeline (passed in as
+ * pc_transpose_plan_exchange) and owned by the transpose plan, with no handle of its own: the planner chooses
+ * among every registered alltoall or alltoallv algorithm under the caller's flags, and it runs on its planned
+ * buffers at every execution (also for plancoll_execute_buffers, which changes only in and out).
  * One rank: a local transpose (through S when in and out overlap). Nothing to move (n0, n1 or the element size
  * 0): no inner plan, execution returns at once.
  * Cost: the inner plan's prediction + pc_transpose_local_estimate (local.h). */
@@ -24,9 +26,8 @@
 #include <string.h>
 
 #include "base/sizes.h"
-#include "api/handles.h"
-#include "api/validate.h"
 #include "planner/planner.h"
+#include "shm/heap.h"
 #include "shm/layout.h"
 #include "transpose/local.h"
 
@@ -41,9 +42,9 @@ struct pc_transpose {
     ptrdiff_t *offsets, *counts, *starts; /* [P] the unpack: source q's block in R, its row length, its column */
     int *vcounts;                         /* [4P] alltoallv arguments, until the inner plan is made */
     char *S, *R;
-    bool S_in_heap;      /* S came from plancoll_malloc */
-    plancoll_plan inner; /* NULL: one rank, or nothing to move */
-    double local_us;     /* model cost of the two local passes */
+    bool S_in_heap;                /* S came from the node-shared heap */
+    struct plancoll_plan_s *inner; /* the exchange (owned, not live); NULL: one rank, or nothing to move */
+    double local_us;               /* model cost of the two local passes */
     char name[96];
 };
 
@@ -54,7 +55,7 @@ static bool overlaps(const char *a, size_t alen, const char *b, size_t blen)
 
 static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
 {
-    struct pc_transpose *t = plan->transpose;
+    struct pc_transpose *t = plan->impl;
     const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     char *out = recvbuf;
     const size_t es = t->es;
@@ -62,7 +63,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recv
     if (out && t->out_elems) out += t->lb;
     if (t->inner) {
         pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, es);
-        int err = plancoll_execute(t->inner);
+        int err = pc_plan_run_planned(t->inner);
         if (err) return err;
         pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, out, (size_t)t->n0, (size_t)t->ln1, es);
         return PLANCOLL_SUCCESS;
@@ -80,30 +81,21 @@ static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recv
 
 static void teardown(struct plancoll_plan_s *plan)
 {
-    struct pc_transpose *t = plan->transpose;
+    struct pc_transpose *t = plan->impl;
     if (!t) return;
-    if (t->inner) plancoll_destroy_plan(&t->inner);
+    pc_plan_free(t->inner);
     free(t->offsets);
     free(t->counts);
     free(t->starts);
     free(t->vcounts);
-    if (t->S_in_heap) plancoll_free(t->S);
+    if (t->S_in_heap) pc_heap_free(t->S);
     else free(t->S);
     free(t->R);
     free(t);
-    plan->transpose = NULL;
+    plan->impl = NULL;
 }
 
-/* Not in the registry: the planner never sees it; plan.c reaches it through plan->alg of a transpose plan. */
-static const struct pc_algorithm transpose_wrapper = {
-    .name = "transpose",
-    .collective = PC_ALLTOALL,
-    .summary = "pack (local transpose), inner alltoall(v) plan, unpack",
-    .execute = execute,
-    .teardown = teardown,
-};
-
-static int check_sizes(ptrdiff_t n0, ptrdiff_t n1)
+int pc_transpose_check_sizes(ptrdiff_t n0, ptrdiff_t n1)
 {
     if (n0 < 0 || n1 < 0)
         return pc_error(PLANCOLL_ERR_COUNT, "the matrix is %td x %td: sizes must not be negative", n0, n1);
@@ -112,30 +104,11 @@ static int check_sizes(ptrdiff_t n0, ptrdiff_t n1)
     return PLANCOLL_SUCCESS;
 }
 
-ptrdiff_t plancoll_local_size_transposed(ptrdiff_t n0, ptrdiff_t n1, MPI_Comm comm, ptrdiff_t *local_n0,
-                                         ptrdiff_t *local_0_start, ptrdiff_t *local_n1, ptrdiff_t *local_1_start)
-{
-    int err = pc_api_entry(comm);
-    if (!err) err = check_sizes(n0, n1);
-    if (err) return -err;
-    int P, rank;
-    MPI_Comm_size(comm, &P);
-    MPI_Comm_rank(comm, &rank);
-    ptrdiff_t ln0, s0, ln1, s1;
-    pc_block_dist(n0, P, rank, &ln0, &s0);
-    pc_block_dist(n1, P, rank, &ln1, &s1);
-    if (local_n0) *local_n0 = ln0;
-    if (local_0_start) *local_0_start = s0;
-    if (local_n1) *local_n1 = ln1;
-    if (local_1_start) *local_1_start = s1;
-    return pc_transpose_alloc(n0, n1, P, rank);
-}
-
 /* Local checks and the plan-owned scratch: everything that can fail on one rank only. */
 static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t n0, ptrdiff_t n1,
                    MPI_Datatype element, void *in, void *out)
 {
-    int err = check_sizes(n0, n1);
+    int err = pc_transpose_check_sizes(n0, n1);
     if (err) return err;
     if (element == MPI_DATATYPE_NULL) return pc_error(PLANCOLL_ERR_DATATYPE, "the element type is MPI_DATATYPE_NULL");
     struct pc_typeinfo ti;
@@ -201,7 +174,7 @@ static int prepare(struct plancoll_plan_s *p, struct pc_transpose *t, ptrdiff_t 
     return PLANCOLL_SUCCESS;
 }
 
-/* S, the inner exchange's send buffer, from the communicator's node-shared heap (plancoll_malloc, collective): a
+/* S, the inner exchange's send buffer, from the communicator's node-shared heap (pc_heap_malloc, collective): a
  * node-aware algorithm then reads a node peer's blocks straight from it, one copy instead of two (measured 2.7x
  * faster than MPI's alltoall at 1 MiB blocks on one node, bench/results/1n2p-alltoall-heap). Only for shares of
  * PC_TRANSPOSE_HEAP_BYTES or more (rank 0's share, the largest, decides, so every rank decides alike): below it
@@ -216,7 +189,7 @@ static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
     pc_block_dist(t->n0, t->P, 0, &ln0_first, &s0_first);
     void *heap = NULL;
     if ((uint64_t)ln0_first * (uint64_t)t->n1 * t->es >= PC_TRANSPOSE_HEAP_BYTES &&
-        plancoll_malloc(bytes, comm, &heap) == PLANCOLL_SUCCESS) {
+        pc_heap_malloc(bytes, comm, &heap) == PLANCOLL_SUCCESS) {
         t->S = heap;
         t->S_in_heap = true;
         return;
@@ -226,16 +199,16 @@ static void plan_scratch(struct pc_transpose *t, MPI_Comm comm)
 }
 
 /* The inner exchange over S and R, in elements of es bytes (a byte run, so any dense element type moves as is). */
-static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags)
+static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags,
+                         pc_transpose_plan_exchange plan_collective)
 {
     MPI_Datatype unit;
     if (t->es <= INT_MAX) PC_MPI_CHECK(MPI_Type_contiguous((int)t->es, MPI_BYTE, &unit));
     else PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element past 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&unit));
-    int err;
+    struct pc_transpose_exchange x = {.sendbuf = t->S, .recvbuf = t->R, .unit = unit, .comm = comm, .flags = flags};
     if (t->uniform) {
-        int count = (int)(t->b0 * t->b1);
-        err = plancoll_plan_alltoall(t->S, count, unit, t->R, count, unit, comm, flags, &t->inner);
+        x.count = (int)(t->b0 * t->b1);
     } else {
         const int P = t->P;
         int *sendcounts = t->vcounts, *sdispls = sendcounts + P, *recvcounts = sdispls + P, *rdispls = recvcounts + P;
@@ -247,28 +220,27 @@ static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags)
             recvcounts[q] = (int)(t->counts[q] * t->ln1);
             rdispls[q] = (int)t->offsets[q];
         }
-        err = plancoll_plan_alltoallv(t->S, sendcounts, sdispls, unit, t->R, recvcounts, rdispls, unit, comm, flags,
-                                      &t->inner);
+        x.sendcounts = sendcounts;
+        x.sdispls = sdispls;
+        x.recvcounts = recvcounts;
+        x.rdispls = rdispls;
     }
+    int err = plan_collective(&x, &t->inner);
     MPI_Type_free(&unit);
     free(t->vcounts); /* the inner plan keeps its own copies */
     t->vcounts = NULL;
     return err;
 }
 
-int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out, MPI_Comm comm,
-                            unsigned flags, plancoll_plan *plan)
+static const struct pc_plan_ops transpose_ops;
+
+int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in,
+                       void *out, MPI_Comm comm, unsigned flags, pc_transpose_plan_exchange plan_collective)
 {
-    struct plancoll_plan_s *p;
-    int err = pc_plan_begin(comm, flags, PC_ALLTOALL, plan, &p);
-    if (err) return err;
+    p->ops = &transpose_ops;
     struct pc_transpose *t = calloc(1, sizeof *t);
-    if (!t) {
-        pc_plan_free(p);
-        return pc_error(PLANCOLL_ERR_NOMEM, "transpose plan");
-    }
-    p->alg = &transpose_wrapper;
-    p->transpose = t;
+    if (!t) return pc_error(PLANCOLL_ERR_NOMEM, "transpose plan");
+    p->impl = t;
     int local = prepare(p, t, n0, n1, element, in, out);
 
     /* One allreduce: did any rank fail, and did every rank pass the same sizes, element size and flags? */
@@ -277,7 +249,7 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
     h = pc_hash_bytes(h, sig, sizeof sig);
     uint64_t v[3] = {local ? 1u : 0u, local ? 0 : h, local ? 0 : ~h}, m[3];
     int rc = pc_allreduce_wait(p->layout, v, m, 3, MPI_UINT64_T, MPI_MAX);
-    err = local;
+    int err = local;
     if (!err && rc) err = rc;
     if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's transpose arguments were invalid (see its plancoll_error_detail)");
     if (!err && (m[1] != h || m[2] != ~h))
@@ -285,12 +257,9 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
                        n0, n1, t->es);
     if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0) {
         plan_scratch(t, comm);
-        err = plan_exchange(t, comm, flags);
+        err = plan_exchange(t, comm, flags, plan_collective);
     }
-    if (err) {
-        pc_plan_free(p);
-        return err;
-    }
+    if (err) return err;
 
     struct pc_machine_model model;
     pc_default_model(&model);
@@ -298,30 +267,25 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
     p->predicted_us = t->local_us;
     p->measured_us = -1;
     p->runner_up_us = -1;
-    const struct plancoll_plan_s *inner = pc_plan_lookup(t->inner);
+    const struct plancoll_plan_s *inner = t->inner;
     if (inner) {
         p->prob = inner->prob;
         p->predicted_us += inner->predicted_us;
         p->chosen_by = inner->chosen_by;
         p->candidates = inner->candidates;
         p->setup_seconds = inner->setup_seconds;
-        snprintf(t->name, sizeof t->name, "transpose(%s)", inner->alg->name);
+        snprintf(t->name, sizeof t->name, "transpose(%s)", inner->ops->name(inner));
     } else {
         p->chosen_by = "rule";
         p->candidates = 1;
         snprintf(t->name, sizeof t->name, "transpose(%s)", t->P == 1 ? "local" : "empty");
     }
-    if ((err = pc_plan_register(p))) {
-        pc_plan_free(p);
-        return err;
-    }
-    *plan = pc_plan_handle(p);
     return PLANCOLL_SUCCESS;
 }
 
-int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, const void *out)
+static int check_buffers(const struct plancoll_plan_s *p, const void *in, const void *out)
 {
-    const struct pc_transpose *t = p->transpose;
+    const struct pc_transpose *t = p->impl;
     if (in == MPI_IN_PLACE || out == MPI_IN_PLACE)
         return pc_error(PLANCOLL_ERR_IN_PLACE, "MPI_IN_PLACE is not a transpose buffer: pass in == out to transpose in place");
     if (t->es > 0 && t->in_elems > 0 && !in) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "in is NULL");
@@ -329,13 +293,23 @@ int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, 
     return PLANCOLL_SUCCESS;
 }
 
-const char *pc_transpose_name(const struct plancoll_plan_s *p) { return p->transpose->name; }
-
-const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p) { return pc_plan_lookup(p->transpose->inner); }
-
-void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
+static const char *name(const struct plancoll_plan_s *p)
 {
-    const struct pc_transpose *t = p->transpose;
+    const struct pc_transpose *t = p->impl;
+    return t->name;
+}
+
+/* The inner exchange's spec: forcing it (PLANCOLL_ALGORITHM) rebuilds this transpose's exchange. */
+static int spec(const struct plancoll_plan_s *p, char *buf, size_t len)
+{
+    const struct pc_transpose *t = p->impl;
+    if (!t->inner) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: transpose without an exchange");
+    return t->inner->ops->spec(t->inner, buf, len);
+}
+
+static void fprint(const struct plancoll_plan_s *p, FILE *out)
+{
+    const struct pc_transpose *t = p->impl;
     const struct pc_layout *L = p->layout;
     fprintf(out, "plancoll plan transpose:n0=%td:n1=%td:elem=%zu:P=%d:nodes=%d\n", t->n0, t->n1, t->es, t->P, L->nnodes);
     fprintf(out, "  algorithm   %s\n", t->name);
@@ -356,6 +330,15 @@ void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out)
     fprintf(out, "  executions  %llu\n", p->executions);
     if (t->inner) {
         fprintf(out, "  inner plan:\n");
-        plancoll_fprint_plan(t->inner, out);
+        t->inner->ops->fprint(t->inner, out);
     }
 }
+
+static const struct pc_plan_ops transpose_ops = {
+    .execute = execute,
+    .check_buffers = check_buffers,
+    .name = name,
+    .spec = spec,
+    .fprint = fprint,
+    .teardown = teardown,
+};

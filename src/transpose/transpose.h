@@ -1,19 +1,36 @@
-/* The distributed-matrix transpose plan (plancoll_plan_transpose): what plan.c needs to run, check and print
- * it. Internal. */
+/* The distributed-matrix transpose, a kind of plan (exec/plan.h, struct pc_plan_ops): what the API's
+ * plancoll_plan_transpose and plancoll_local_size_transposed (src/api/transpose_api.c) build it with. Internal. */
 #ifndef PC_TRANSPOSE_H
 #define PC_TRANSPOSE_H
 
-#include <stdio.h>
+#include <stddef.h>
 
 #include "exec/plan.h"
 
-/* plancoll_execute_buffers on a transpose plan: in and out against the plan's sizes. */
-int pc_transpose_check_buffers(const struct plancoll_plan_s *p, const void *in, const void *out);
-/* plancoll_fprint_plan on a transpose plan. */
-void pc_transpose_fprint(const struct plancoll_plan_s *p, FILE *out);
-/* plancoll_plan_algorithm on a transpose plan: "transpose(<inner algorithm>)", valid while the plan lives. */
-const char *pc_transpose_name(const struct plancoll_plan_s *p);
-/* Its inner exchange plan (NULL when nothing moves). */
-const struct plancoll_plan_s *pc_transpose_inner(const struct plancoll_plan_s *p);
+/* The matrix's sizes: PLANCOLL_ERR_COUNT when negative, _OVERFLOW when n0 n1 passes PTRDIFF_MAX. */
+int pc_transpose_check_sizes(ptrdiff_t n0, ptrdiff_t n1);
+
+/* The exchange a transpose plan runs inside: alltoall of count units each way when sendcounts is NULL, else
+ * alltoallv with the four arrays (one entry per rank). The buffers are the transpose's own scratch. */
+struct pc_transpose_exchange {
+    const void *sendbuf;
+    void *recvbuf;
+    MPI_Datatype unit;
+    int count;
+    const int *sendcounts, *sdispls, *recvcounts, *rdispls;
+    MPI_Comm comm;
+    unsigned flags;
+};
+/* Plans an exchange as an ordinary collective plan (collective; every rank's failure fails all) and hands it
+ * over: the transpose owns *inner from then on and frees it with pc_plan_free. The API passes its pipeline in,
+ * since planning a collective (agreement, planner, wisdom) is the API's work, above this layer. */
+typedef int (*pc_transpose_plan_exchange)(const struct pc_transpose_exchange *x, struct plancoll_plan_s **inner);
+
+/* Makes p (fresh from the API: layout attached, nothing else) a transpose of the n0 x n1 matrix of element
+ * distributed by rows over p's communicator, from in to out (in == out: in place), planning its exchange with
+ * plan_exchange. Collective: local checks, then one allreduce so that every rank fails alike. On failure p holds
+ * what it got so far, for pc_plan_free. */
+int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in,
+                       void *out, MPI_Comm comm, unsigned flags, pc_transpose_plan_exchange plan_exchange);
 
 #endif

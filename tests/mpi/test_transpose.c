@@ -287,6 +287,22 @@ static void bad_input(void)
                 break;
             }
     }
+    /* The inner exchange's planning fails after the send scratch came from the node-shared heap (rank 0's share of
+     * 16 x 512 doubles is 64 KiB): releasing that scratch must not erase why the plan failed. */
+    if (tl_size > 1) {
+        const ptrdiff_t h0 = 16 * (ptrdiff_t)tl_size, h1 = 512;
+        ptrdiff_t halloc = plancoll_local_size_transposed(h0, h1, MPI_COMM_WORLD, NULL, NULL, NULL, NULL);
+        double *hin = calloc((size_t)halloc, sizeof(double)), *hout = calloc((size_t)halloc, sizeof(double));
+        tl_force("alltoall.no_such_algorithm");
+        rc = plancoll_plan_transpose(h0, h1, MPI_DOUBLE, hin, hout, MPI_COMM_WORLD, 0, &p);
+        tl_force(NULL);
+        failed_everywhere(rc, PLANCOLL_ERR_ALGORITHM, true, "an unknown inner algorithm, scratch in the heap");
+        TL_CHECK(strstr(plancoll_error_detail(), "alltoall.no_such_algorithm") != NULL,
+                 "an unknown inner algorithm, scratch in the heap: the detail does not name it: '%s'",
+                 plancoll_error_detail());
+        free(hin);
+        free(hout);
+    }
     ptrdiff_t ln0 = 7;
     TL_CHECK(plancoll_local_size_transposed(-1, 4, MPI_COMM_WORLD, &ln0, NULL, NULL, NULL) == -PLANCOLL_ERR_COUNT,
              "local size of a negative n0 must be -PLANCOLL_ERR_COUNT");
