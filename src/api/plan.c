@@ -11,6 +11,7 @@
 #include "base/phase_times.h"
 #include "exec/calibrate.h"
 #include "exec/measure.h"
+#include "planner/decide.h"
 #include "planner/planner.h"
 #include "shm/layout.h"
 #include "shm/wait.h"
@@ -89,10 +90,20 @@ static int alltoallv_agree(struct plancoll_plan_s *p)
     return pc_allreduce_wait(p->layout, &row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR);
 }
 
-/* Wisdom counts only when every rank holds the same entry (it may come from another communicator). */
-static const struct pc_wisdom_entry *agreed_wisdom(struct plancoll_plan_s *p, const char *key, int *err)
+/* The context of pc_decide's wisdom and calibration hooks (the measure hooks have their own, measure.c). */
+struct decide_ctx {
+    struct plancoll_plan_s *plan;
+    const char *shape;          /* the shape key a calibrated model is remembered under */
+    double calibration_seconds; /* spent calibrating, which the choice phase does not count */
+};
+
+/* pc_decide's wisdom hook: wisdom counts only when every rank holds the same entry (it may come from another
+ * communicator). */
+static int agreed_wisdom(void *ctx, const char *key, const struct pc_wisdom_entry **entry)
 {
-    *err = PLANCOLL_SUCCESS;
+    const struct decide_ctx *c = ctx;
+    struct plancoll_plan_s *p = c->plan;
+    *entry = NULL;
     const struct pc_wisdom_entry *e = pc_wisdom_lookup(key, p->flags);
     uint64_t h = 0;
     if (e) {
@@ -101,10 +112,10 @@ static const struct pc_wisdom_entry *agreed_wisdom(struct plancoll_plan_s *p, co
         if (h == 0) h = 1;
     }
     uint64_t v[2] = {h, ~h}, m[2];
-    *err = pc_allreduce_wait(p->layout, v, m, 2, MPI_UINT64_T, MPI_MAX);
-    if (*err) return NULL;
-    if (!e || m[0] != h || m[1] != ~h) return NULL;
-    return e;
+    int err = pc_allreduce_wait(p->layout, v, m, 2, MPI_UINT64_T, MPI_MAX);
+    if (err) return err;
+    if (e && m[0] == h && m[1] == ~h) *entry = e;
+    return PLANCOLL_SUCCESS;
 }
 
 static uint64_t model_hash(const struct pc_machine_model *m)
@@ -131,160 +142,189 @@ static int calibration_setting(bool *on)
     return pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_CALIBRATE='%s': use 0 or 1", v);
 }
 
-static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
+/* ---- the plan-creation spine: agree, decide, instantiate, remember ------------------------------------------ */
+
+/* The fields of the one agreement allreduce (MPI_MAX over uint64_t). A hash travels with its complement: both
+ * maxima equal this rank's pair only when every rank holds the same value. */
+enum agreement_field {
+    AGREE_ANY_FAILED,     /* some rank's own checks failed */
+    AGREE_CALL_HASH,      /* the call's arguments and the plancoll variables that steer planning (0 after a failure) */
+    AGREE_CALL_HASH_NOT,  /* ~AGREE_CALL_HASH */
+    AGREE_NONCONTIGUOUS,  /* some rank's datatypes are not dense */
+    AGREE_MODEL_HASH,     /* the machine model this rank holds for the shape (0: none) */
+    AGREE_MODEL_HASH_NOT, /* ~AGREE_MODEL_HASH */
+    AGREE_WISDOM_PENDING, /* some rank has PLANCOLL_WISDOM still to read (wisdom_io.c), which every rank must join */
+    AGREE_MPI_OP_DIFFERS, /* some rank's MPI op is not plancoll's (reduce.c) */
+    AGREE_NFIELDS
+};
+
+/* What the agreement settles for the decision. */
+struct agreement {
+    struct pc_forced forced[PC_MAX_CANDIDATES]; /* PLANCOLL_ALGORITHM's entries for this collective */
+    int nforced;
+    bool calibration_allowed;             /* PLANCOLL_CALIBRATE */
+    char shape[64];                       /* the shape key of the machine model */
+    const struct pc_machine_model *model; /* this shape's model, the same on every rank; NULL when none */
+};
+
+/* Local checks of the call and the environment, then one allreduce: did any rank fail, did every rank pass the
+ * same call (the calibration setting included: calibration is collective, a rank without it would leave the
+ * others waiting), which facts must hold on every rank, and does every rank hold the same machine model. */
+static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
 {
     double t_agree = pc_phase_start();
-    struct pc_forced allowed[PC_MAX_CANDIDATES];
-    int nallowed = 0;
     const char *forced_text = getenv("PLANCOLL_ALGORITHM");
+    a->nforced = 0;
     if (!local) local = pc_check_flags(p->flags);
-    if (!local) local = pc_parse_forced(forced_text, p->prob.coll, allowed, PC_MAX_CANDIDATES, &nallowed);
+    if (!local)
+        local = pc_parse_forced(pc_registry_table(), forced_text, p->prob.coll, a->forced, PC_MAX_CANDIDATES,
+                                &a->nforced);
     if (!local && pc_wait_mode_from_env() < 0)
         local = pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_WAIT='%s': use spin, yield or auto", getenv("PLANCOLL_WAIT"));
+    a->calibration_allowed = true;
+    if (!local) local = calibration_setting(&a->calibration_allowed);
 
-    bool calibrate = true;
-    if (!local) local = calibration_setting(&calibrate);
-
-    /* One allreduce tells every rank whether any rank failed and whether all passed the same call (the
-     * calibration setting included: calibration is collective, a rank without it would leave the others waiting). */
     uint64_t env_hash = forced_text ? pc_hash_bytes(PC_HASH_SEED, forced_text, strlen(forced_text)) : 0;
-    if (!calibrate) env_hash ^= UINT64_C(0x63616c6962726174); /* "calibrat" */
+    if (!a->calibration_allowed) env_hash ^= UINT64_C(0x63616c6962726174); /* "calibrat" */
     uint64_t h = local ? 0 : pc_problem_agreement_hash(&p->prob, env_hash);
-    /* The same call also tells whether every rank holds the same machine model for this shape, and (v[6])
-     * whether some rank has PLANCOLL_WISDOM still to read (wisdom_io.c), which every rank must then join. */
-    char shape[64];
-    pc_model_shape_key(&p->prob.shape, shape, sizeof shape);
-    const struct pc_machine_model *known = pc_model_lookup(shape);
+    pc_model_shape_key(&p->prob.shape, a->shape, sizeof a->shape);
+    const struct pc_machine_model *known = pc_model_lookup(a->shape);
     uint64_t mh = known ? model_hash(known) : 0;
-    uint64_t v[8] = {local ? 1u : 0u, h, ~h, p->prob.contiguous ? 0u : 1u, mh, ~mh, pc_wisdom_env_pending() ? 1u : 0u,
-                     p->prob.mpi_op_differs ? 1u : 0u}, m[8];
-    int rc = pc_allreduce_wait(p->layout, v, m, 8, MPI_UINT64_T, MPI_MAX);
-    bool model_agreed = known && m[4] == mh && m[5] == ~mh;
+    uint64_t mine[AGREE_NFIELDS] = {
+        [AGREE_ANY_FAILED] = local ? 1u : 0u,
+        [AGREE_CALL_HASH] = h,
+        [AGREE_CALL_HASH_NOT] = ~h,
+        [AGREE_NONCONTIGUOUS] = p->prob.contiguous ? 0u : 1u,
+        [AGREE_MODEL_HASH] = mh,
+        [AGREE_MODEL_HASH_NOT] = ~mh,
+        [AGREE_WISDOM_PENDING] = pc_wisdom_env_pending() ? 1u : 0u,
+        [AGREE_MPI_OP_DIFFERS] = p->prob.mpi_op_differs ? 1u : 0u,
+    };
+    uint64_t all[AGREE_NFIELDS] = {0};
+    int rc = pc_allreduce_wait(p->layout, mine, all, AGREE_NFIELDS, MPI_UINT64_T, MPI_MAX);
+    bool model_agreed = known && all[AGREE_MODEL_HASH] == mh && all[AGREE_MODEL_HASH_NOT] == ~mh;
     int err = local;
     if (!err && rc) err = rc;
-    if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
-    if (!err && (m[1] != h || m[2] != ~h))
+    if (!err && all[AGREE_ANY_FAILED])
+        err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
+    if (!err && (all[AGREE_CALL_HASH] != h || all[AGREE_CALL_HASH_NOT] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH,
                        "ranks passed different %s arguments (sizes, counts, datatype, op, flags, PLANCOLL_ALGORITHM or PLANCOLL_CALIBRATE)",
                        pc_collective_name(p->prob.coll));
-    /* Applicability must not differ between ranks: contiguity counts only if every rank's types are dense. */
-    p->prob.contiguous = m[3] == 0;
-    /* ... and MPI's op counts as plancoll's only if it is on every rank (v[7], reduce.c) */
-    p->prob.mpi_op_differs = m[7] != 0;
+    /* Applicability must not differ between ranks: contiguity counts only if every rank's types are dense ... */
+    p->prob.contiguous = all[AGREE_NONCONTIGUOUS] == 0;
+    /* ... and MPI's op counts as plancoll's only if it is on every rank */
+    p->prob.mpi_op_differs = all[AGREE_MPI_OP_DIFFERS] != 0;
     if (!err && p->prob.coll == PC_ALLTOALLV) err = alltoallv_agree(p);
-    if (err) {
-        pc_plan_free(p);
-        return err;
-    }
-    if (m[6]) {
+    if (err) return err;
+    if (all[AGREE_WISDOM_PENDING]) {
         /* The file may carry this shape's model: agree on it afresh. */
         pc_wisdom_env_load(p->layout);
-        known = pc_model_lookup(shape);
+        known = pc_model_lookup(a->shape);
         mh = known ? model_hash(known) : 0;
         uint64_t w[2] = {mh, ~mh}, wm[2];
-        err = pc_allreduce_wait(p->layout, w, wm, 2, MPI_UINT64_T, MPI_MAX);
-        if (err) {
-            pc_plan_free(p);
-            return err;
-        }
+        if ((err = pc_allreduce_wait(p->layout, w, wm, 2, MPI_UINT64_T, MPI_MAX))) return err;
         model_agreed = known && wm[0] == mh && wm[1] == ~mh;
     }
-
+    a->model = model_agreed ? known : NULL;
     pc_phase_add(PC_PHASE_AGREE, t_agree);
-    double t_choose = pc_phase_start();
-    char key[160];
-    pc_problem_key(&p->prob, key, sizeof key);
-    struct pc_machine_model model;
-    if (model_agreed) model = *known;
-    else pc_default_model(&model);
-    struct pc_candidate cands[PC_MAX_CANDIDATES];
-    int ncands = 0;
-    err = nallowed ? pc_enumerate_forced(&p->prob, allowed, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands)
-                   : pc_enumerate(&p->prob, NULL, 0, &model, cands, PC_MAX_CANDIDATES, &ncands);
-    struct pc_decision d;
-    memset(&d, 0, sizeof d);
-    const struct pc_wisdom_entry *w = NULL;
-    bool consult = !err && nallowed == 0 &&
-                   (p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY));
-    if (consult) w = agreed_wisdom(p, key, &err);
-    if (!err && w) {
-        for (int i = 0; i < ncands && !d.how; i++)
-            if (strcmp(pc_registry_get(cands[i].alg)->name, w->algorithm) == 0 &&
-                memcmp(&cands[i].params, &w->params, sizeof w->params) == 0) {
-                d.chosen = cands[i];
-                d.chosen.measured_us = w->measured_us;
-                d.ncandidates = ncands;
-                d.how = "wisdom";
-            }
-    }
-    if (!err && !d.how && (p->flags & PLANCOLL_WISDOM_ONLY))
-        err = pc_error(PLANCOLL_ERR_NO_WISDOM, "no wisdom for %s", key);
-    if (!err && !d.how && ncands > 1 && !model_agreed && calibrate) {
-        /* The candidates must be ranked and this shape has no agreed model yet: calibrate (collective; every
-         * rank reached this branch from agreed facts), remember, and rank again. */
-        double t_cal = pc_phase_start();
-        err = pc_calibrate(p->layout, &model);
-        pc_phase_add(PC_PHASE_CALIBRATE, t_cal);
-        t_choose += pc_phase_now() - t_cal; /* calibration is not part of the choice */
-        if (!err) {
-            snprintf(model.shape, sizeof model.shape, "%s", shape);
-            pc_model_remember(&model);
-            err = nallowed ? pc_enumerate_forced(&p->prob, allowed, nallowed, &model, cands, PC_MAX_CANDIDATES, &ncands)
-                           : pc_enumerate(&p->prob, NULL, 0, &model, cands, PC_MAX_CANDIDATES, &ncands);
-        }
-    }
-    p->model_calibrated = model.calibrated;
-    if (!err && !d.how) {
-        struct pc_planner_hooks hooks;
-        struct pc_measure_ctx trial;
-        pc_measure_hooks(&trial, p, &hooks);
-        const char *verbose = getenv("PLANCOLL_VERBOSE");
-        FILE *vout = (verbose && strcmp(verbose, "0") != 0 && p->rank == 0) ? stderr : NULL;
-        err = pc_choose(&p->prob, cands, ncands, nallowed > 0, &hooks, vout, &d);
-        pc_measure_release(&trial); /* before the chosen plan's set-up allocates its own memory */
-    }
-    pc_phase_add(PC_PHASE_CHOOSE, t_choose);
-    if (err) {
-        pc_plan_free(p);
-        return err;
-    }
+    return PLANCOLL_SUCCESS;
+}
 
-    p->alg = pc_registry_get(d.chosen.alg);
-    p->params = d.chosen.params;
-    p->chosen_by = d.time_limited ? "measured until the time limit" : d.how;
-    p->predicted_us = d.chosen.predicted_us;
-    p->measured_us = d.chosen.measured_us;
-    p->candidates = d.ncandidates;
+/* Calibrates (collective; every rank reached it from agreed facts) and remembers the model for the shape. */
+static int calibrate_model(void *ctx, struct pc_machine_model *m)
+{
+    struct decide_ctx *c = ctx;
+    double t_cal = pc_phase_start();
+    int err = pc_calibrate(c->plan->layout, m);
+    pc_phase_add(PC_PHASE_CALIBRATE, t_cal);
+    c->calibration_seconds += pc_phase_now() - t_cal;
+    if (err) return err;
+    snprintf(m->shape, sizeof m->shape, "%s", c->shape);
+    pc_model_remember(m);
+    return PLANCOLL_SUCCESS;
+}
+
+/* Which candidate runs: pc_decide with the hooks that do the collective work. */
+static int decide(struct plancoll_plan_s *p, const struct agreement *a, struct pc_decide_result *decided)
+{
+    double t_choose = pc_phase_start();
+    struct decide_ctx ctx = {.plan = p, .shape = a->shape};
+    struct pc_decide_hooks hooks = {.ctx = &ctx, .agreed_wisdom = agreed_wisdom, .calibrate = calibrate_model};
+    struct pc_measure_ctx trial;
+    pc_measure_hooks(&trial, p, &hooks.choose);
+    const char *verbose = getenv("PLANCOLL_VERBOSE");
+    hooks.verbose = (verbose && strcmp(verbose, "0") != 0 && p->rank == 0) ? stderr : NULL;
+    const struct pc_decide_input in = {.algs = pc_registry_table(),
+                                       .problem = &p->prob,
+                                       .forced = a->forced,
+                                       .nforced = a->nforced,
+                                       .model = a->model,
+                                       .calibration_allowed = a->calibration_allowed};
+    int err = pc_decide(&in, &hooks, decided);
+    pc_measure_release(&trial); /* before the chosen plan's set-up allocates its own memory */
+    t_choose += ctx.calibration_seconds; /* calibration is not part of the choice */
+    pc_phase_add(PC_PHASE_CHOOSE, t_choose);
+    return err;
+}
+
+/* The chosen algorithm set up on the plan, its provenance recorded (plancoll_fprint_plan), the plan registered. */
+static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result *decided)
+{
+    const struct pc_algorithm_table *algs = pc_registry_table();
+    const struct pc_decision *d = &decided->decision;
+    p->alg = pc_algorithm_at(algs, d->chosen.alg);
+    p->params = d->chosen.params;
+    p->model_calibrated = decided->model.calibrated;
+    p->chosen_by = d->time_limited ? "measured until the time limit" : d->how;
+    p->predicted_us = d->chosen.predicted_us;
+    p->measured_us = d->chosen.measured_us;
+    p->candidates = d->ncandidates;
     p->runner_up_us = -1;
     p->first_execution_us = -1;
-    if (d.has_runner_up) {
-        snprintf(p->runner_up, sizeof p->runner_up, "%s", pc_registry_get(d.runner_up.alg)->name);
-        p->runner_up_us = d.runner_up.measured_us >= 0 ? d.runner_up.measured_us : d.runner_up.predicted_us;
+    if (d->has_runner_up) {
+        snprintf(p->runner_up, sizeof p->runner_up, "%s", pc_algorithm_at(algs, d->runner_up.alg)->name);
+        p->runner_up_us = d->runner_up.measured_us >= 0 ? d->runner_up.measured_us : d->runner_up.predicted_us;
     }
     double t0 = pc_phase_start();
-    err = pc_agree_error(p, p->alg->setup(p));
+    int err = pc_agree_error(p, p->alg->setup(p));
     p->setup_seconds = pc_phase_now() - t0;
     pc_phase_add(PC_PHASE_SETUP, t0);
     if (!err) err = pc_plan_register(p);
+    return err;
+}
+
+/* A measured decision goes into the process's wisdom, so the next plan of the problem is not timed again. */
+static void remember(const struct plancoll_plan_s *p, const struct pc_decision *d)
+{
+    if (d->chosen.measured_us < 0 || strcmp(d->how, "measured") != 0) return;
+    struct pc_wisdom_entry e;
+    memset(&e, 0, sizeof e);
+    pc_problem_key(&p->prob, e.key, sizeof e.key);
+    snprintf(e.algorithm, sizeof e.algorithm, "%s", p->alg->name);
+    e.params = p->params;
+    e.measured_us = d->chosen.measured_us;
+    e.rigor = p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+    e.decided_at = (long long)time(NULL);
+    if (d->has_runner_up && d->runner_up.measured_us >= 0) {
+        snprintf(e.runner_up, sizeof e.runner_up, "%s", pc_algorithm_at(pc_registry_table(), d->runner_up.alg)->name);
+        e.runner_up_us = d->runner_up.measured_us;
+    }
+    pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
+}
+
+static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
+{
+    struct agreement agreed;
+    struct pc_decide_result decided;
+    int err = agree(p, local, &agreed);
+    if (!err) err = decide(p, &agreed, &decided);
+    if (!err) err = instantiate(p, &decided);
     if (err) {
         pc_plan_free(p);
         return err;
     }
-    if (d.chosen.measured_us >= 0 && strcmp(d.how, "measured") == 0) {
-        struct pc_wisdom_entry e;
-        memset(&e, 0, sizeof e);
-        snprintf(e.key, sizeof e.key, "%s", key);
-        snprintf(e.algorithm, sizeof e.algorithm, "%s", p->alg->name);
-        e.params = p->params;
-        e.measured_us = d.chosen.measured_us;
-        e.rigor = p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
-        e.decided_at = (long long)time(NULL);
-        if (d.has_runner_up && d.runner_up.measured_us >= 0) {
-            snprintf(e.runner_up, sizeof e.runner_up, "%s", pc_registry_get(d.runner_up.alg)->name);
-            e.runner_up_us = d.runner_up.measured_us;
-        }
-        pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
-    }
+    remember(p, &decided.decision);
     *out = pc_plan_handle(p);
     return PLANCOLL_SUCCESS;
 }

@@ -94,7 +94,21 @@ struct pc_algorithm {
     void (*teardown)(struct plancoll_plan_s *);
 };
 
-/* The registry: a fixed table, ties break by its order identically on every rank. */
+/* A table of algorithms: what the planner chooses among. The planner knows algorithms only through the table it
+ * is given (an index is a position in it), so it never depends on the executors; the executors' registry
+ * (exec/registry.c, pc_registry_table) is the table of the library, unit tests pass small tables of their own. */
+struct pc_algorithm_table {
+    const struct pc_algorithm *const *entries;
+    int count;
+};
+/* The algorithm at index, NULL out of range. */
+const struct pc_algorithm *pc_algorithm_at(const struct pc_algorithm_table *table, int index);
+/* The index of the algorithm named name, or -1. */
+int pc_algorithm_index(const struct pc_algorithm_table *table, const char *name);
+
+/* The registry (exec/registry.c, not the MPI-free core: the planner takes the table instead): a fixed table, ties
+ * break by its order identically on every rank. */
+const struct pc_algorithm_table *pc_registry_table(void);
 int pc_registry_count(void);
 const struct pc_algorithm *pc_registry_get(int index);
 int pc_registry_find(const char *name); /* index or -1 */

@@ -40,7 +40,7 @@ static const char *name(const struct plancoll_plan_s *plan) { return plan->alg->
 
 static int spec(const struct plancoll_plan_s *plan, char *buf, size_t len)
 {
-    int n = pc_spec_format(pc_registry_find(plan->alg->name), &plan->params, buf, len);
+    int n = pc_spec_format(pc_registry_table(), pc_registry_find(plan->alg->name), &plan->params, buf, len);
     if (n < 0 || (size_t)n >= len) {
         buf[0] = '\0';
         return pc_error(PLANCOLL_ERR_OVERFLOW, "plancoll_plan_spec: %d bytes needed", n + 1);

@@ -34,19 +34,15 @@ static const struct pc_algorithm *const registry[] = {
     &pc_allreduce_dpml_pipelined,
 };
 
-int pc_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]); }
+static const struct pc_algorithm_table table = {registry, (int)(sizeof registry / sizeof registry[0])};
 
-const struct pc_algorithm *pc_registry_get(int index)
-{
-    return index >= 0 && index < pc_registry_count() ? registry[index] : NULL;
-}
+const struct pc_algorithm_table *pc_registry_table(void) { return &table; }
 
-int pc_registry_find(const char *name)
-{
-    for (int i = 0; i < pc_registry_count(); i++)
-        if (strcmp(registry[i]->name, name) == 0) return i;
-    return -1;
-}
+int pc_registry_count(void) { return table.count; }
+
+const struct pc_algorithm *pc_registry_get(int index) { return pc_algorithm_at(&table, index); }
+
+int pc_registry_find(const char *name) { return pc_algorithm_index(&table, name); }
 
 uint64_t pc_registry_signature(void)
 {

@@ -76,7 +76,8 @@ static int parse_param(char *kv, struct pc_forced *f)
     return -1;
 }
 
-int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced *out, int max, int *n)
+int pc_parse_forced(const struct pc_algorithm_table *algs, const char *text, enum pc_collective coll,
+                    struct pc_forced *out, int max, int *n)
 {
     *n = 0;
     if (!text) return PLANCOLL_SUCCESS;
@@ -94,7 +95,7 @@ int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced 
         memcpy(entry, p, len);
         entry[len] = '\0';
         entry[name_len] = '\0';
-        int idx = pc_registry_find(entry);
+        int idx = pc_algorithm_index(algs, entry);
         if (idx < 0)
             return pc_error(PLANCOLL_ERR_ALGORITHM,
                             "PLANCOLL_ALGORITHM names '%s', which is not a registered algorithm "
@@ -115,7 +116,7 @@ int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced 
                                 copy, entry);
             kv = next;
         }
-        if (pc_registry_get(idx)->collective == coll) {
+        if (pc_algorithm_at(algs, idx)->collective == coll) {
             bool dup = false;
             for (int i = 0; i < *n; i++)
                 dup = dup || (out[i].alg == f.alg && out[i].mask == f.mask &&
@@ -127,12 +128,13 @@ int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced 
     return PLANCOLL_SUCCESS;
 }
 
-int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n)
+int pc_parse_algorithm_list(const struct pc_algorithm_table *algs, const char *text, enum pc_collective coll, int *out,
+                            int max, int *n)
 {
     struct pc_forced f[PC_MAX_CANDIDATES];
     int nf = 0;
     *n = 0;
-    int err = pc_parse_forced(text, coll, f, PC_MAX_CANDIDATES, &nf);
+    int err = pc_parse_forced(algs, text, coll, f, PC_MAX_CANDIDATES, &nf);
     if (err) return err;
     for (int i = 0; i < nf; i++) {
         bool dup = false;
@@ -162,12 +164,13 @@ static void params_apply(struct pc_params *v, const struct pc_forced *f)
     if (f->mask & PC_PARAM_INTER) v->inter = f->params.inter;
 }
 
-int pc_enumerate_forced(const struct pc_problem *p, const struct pc_forced *forced, int nforced,
-                        const struct pc_machine_model *m, struct pc_candidate *out, int max, int *n)
+int pc_enumerate_forced(const struct pc_algorithm_table *algs, const struct pc_problem *p,
+                        const struct pc_forced *forced, int nforced, const struct pc_machine_model *m,
+                        struct pc_candidate *out, int max, int *n)
 {
     *n = 0;
     for (int i = 0; i < nforced; i++) {
-        const struct pc_algorithm *a = pc_registry_get(forced[i].alg);
+        const struct pc_algorithm *a = pc_algorithm_at(algs, forced[i].alg);
         if (!a || a->collective != p->coll) continue;
         const char *why = a->inapplicable ? a->inapplicable(p) : NULL;
         if (why) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "%s cannot run this problem: %s", a->name, why);
@@ -194,14 +197,14 @@ int pc_enumerate_forced(const struct pc_problem *p, const struct pc_forced *forc
     return PLANCOLL_SUCCESS;
 }
 
-int pc_enumerate(const struct pc_problem *p, const int *allowed, int nallowed, const struct pc_machine_model *m,
-                 struct pc_candidate *out, int max, int *n)
+int pc_enumerate(const struct pc_algorithm_table *algs, const struct pc_problem *p, const int *allowed, int nallowed,
+                 const struct pc_machine_model *m, struct pc_candidate *out, int max, int *n)
 {
     *n = 0;
-    int count = allowed ? nallowed : pc_registry_count();
+    int count = allowed ? nallowed : algs->count;
     for (int i = 0; i < count; i++) {
         int idx = allowed ? allowed[i] : i;
-        const struct pc_algorithm *a = pc_registry_get(idx);
+        const struct pc_algorithm *a = pc_algorithm_at(algs, idx);
         if (!a || a->collective != p->coll) continue;
         const char *why = a->inapplicable ? a->inapplicable(p) : NULL;
         if (why) {
@@ -253,9 +256,10 @@ void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, 
     }
 }
 
-int pc_spec_format(int alg, const struct pc_params *params, char *buf, size_t len)
+int pc_spec_format(const struct pc_algorithm_table *algs, int alg, const struct pc_params *params, char *buf,
+                   size_t len)
 {
-    const struct pc_algorithm *a = pc_registry_get(alg);
+    const struct pc_algorithm *a = pc_algorithm_at(algs, alg);
     char fields[128];
     pc_params_format(params, a ? a->params : 0, fields, sizeof fields);
     for (char *c = fields; *c; c++)
@@ -265,29 +269,31 @@ int pc_spec_format(int alg, const struct pc_params *params, char *buf, size_t le
     return n;
 }
 
-static void print_table(FILE *out, const struct pc_problem *p, const struct pc_candidate *c, int n, int chosen)
+static void print_table(FILE *out, const struct pc_algorithm_table *algs, const struct pc_problem *p,
+                        const struct pc_candidate *c, int n, int chosen)
 {
     char key[200], params[96];
     pc_problem_key(p, key, sizeof key);
     fprintf(out, "plancoll planner: %s, %d candidate%s\n", key, n, n == 1 ? "" : "s");
     for (int i = 0; i < n; i++) {
-        pc_params_format(&c[i].params, pc_registry_get(c[i].alg)->params, params, sizeof params);
-        fprintf(out, "  %c %-30s %-24s predicted %10.2f us", i == chosen ? '*' : ' ', pc_registry_get(c[i].alg)->name,
+        const struct pc_algorithm *a = pc_algorithm_at(algs, c[i].alg);
+        pc_params_format(&c[i].params, a ? a->params : 0, params, sizeof params);
+        fprintf(out, "  %c %-30s %-24s predicted %10.2f us", i == chosen ? '*' : ' ', a ? a->name : "?",
                 params, c[i].predicted_us);
         if (c[i].measured_us >= 0) fprintf(out, "  measured %10.2f us", c[i].measured_us);
         fputc('\n', out);
     }
 }
 
-static bool is_native(int alg)
+static bool is_native(const struct pc_algorithm_table *algs, int alg)
 {
-    const struct pc_algorithm *a = pc_registry_get(alg);
+    const struct pc_algorithm *a = pc_algorithm_at(algs, alg);
     size_t len = a ? strlen(a->name) : 0;
     return len > 7 && strcmp(a->name + len - 7, ".native") == 0;
 }
 
-int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
-              const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out)
+int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p, const struct pc_candidate *cands,
+              int n, bool forced, const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out)
 {
     memset(out, 0, sizeof *out);
     if (n <= 0) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "no candidate to choose from");
@@ -326,7 +332,7 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
             timed[pick] = true;
         }
         for (int i = 0; i < n; i++)
-            if (is_native(local[i].alg)) timed[i] = true;
+            if (is_native(algs, local[i].alg)) timed[i] = true;
         /* Timing order: the model's favourite first, then MPI's own, then the rest by prediction, so a time
          * limit cuts the least promising. */
         int order[PC_MAX_CANDIDATES], norder = 0;
@@ -336,7 +342,7 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
                 int pick = -1;
                 for (int i = 0; i < n; i++) {
                     if (!timed[i] || placed[i]) continue;
-                    if (pass == 1 && !is_native(local[i].alg)) continue;
+                    if (pass == 1 && !is_native(algs, local[i].alg)) continue;
                     if (pick < 0 || local[i].predicted_us < local[pick].predicted_us) pick = i;
                 }
                 if (pick < 0) break;
@@ -389,6 +395,6 @@ int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int 
         out->has_runner_up = true;
         out->runner_up = local[second];
     }
-    if (verbose) print_table(verbose, p, local, n, best);
+    if (verbose) print_table(verbose, algs, p, local, n, best);
     return PLANCOLL_SUCCESS;
 }

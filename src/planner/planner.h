@@ -1,5 +1,6 @@
 /* Candidate enumeration, ranking and decision. No MPI: agreement between ranks goes through hooks that the
- * executor fills with MPI calls and unit tests fill with single-process stand-ins. */
+ * executor fills with MPI calls and unit tests fill with single-process stand-ins. No executors either: every
+ * function takes the table of algorithms to choose among (base/algorithm.h); an algorithm is an index in it. */
 #ifndef PC_PLANNER_H
 #define PC_PLANNER_H
 
@@ -12,7 +13,7 @@
 #define PC_MAX_VARIANTS 32
 
 struct pc_candidate {
-    int alg; /* registry index */
+    int alg; /* index in the algorithm table */
     struct pc_params params;
     double predicted_us;
     double measured_us; /* < 0 when not measured */
@@ -27,10 +28,11 @@ struct pc_planner_hooks {
     int (*bcast_int)(void *ctx, int *value);
 };
 
-/* Parses PLANCOLL_ALGORITHM-style text ("a,b,c") into the registry indices that belong to collective coll.
+/* Parses PLANCOLL_ALGORITHM-style text ("a,b,c") into the indices in algs that belong to collective coll.
  * Returns PLANCOLL_SUCCESS, or PLANCOLL_ERR_ALGORITHM naming an unknown name (any collective's name is known).
  * *n receives how many of coll's algorithms were named (0: no restriction). */
-int pc_parse_algorithm_list(const char *text, enum pc_collective coll, int *out, int max, int *n);
+int pc_parse_algorithm_list(const struct pc_algorithm_table *algs, const char *text, enum pc_collective coll, int *out,
+                            int max, int *n);
 
 /* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
  * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
@@ -44,19 +46,21 @@ struct pc_forced {
     unsigned mask;           /* which fields are fixed */
 };
 /* Parses the entries of text that belong to coll. Unknown names, keys or values are PLANCOLL_ERR_ALGORITHM. */
-int pc_parse_forced(const char *text, enum pc_collective coll, struct pc_forced *out, int max, int *n);
+int pc_parse_forced(const struct pc_algorithm_table *algs, const char *text, enum pc_collective coll,
+                    struct pc_forced *out, int max, int *n);
 /* Candidates of the forced entries: the variants matching each entry's fixed fields, or, when none match, the
  * entry's values over the algorithm's first variant (so any leader count can be forced; the algorithm clamps). */
-int pc_enumerate_forced(const struct pc_problem *p, const struct pc_forced *forced, int nforced,
-                        const struct pc_machine_model *m, struct pc_candidate *out, int max, int *n);
+int pc_enumerate_forced(const struct pc_algorithm_table *algs, const struct pc_problem *p,
+                        const struct pc_forced *forced, int nforced, const struct pc_machine_model *m,
+                        struct pc_candidate *out, int max, int *n);
 
 /* The default machine model until calibration lands. */
 void pc_default_model(struct pc_machine_model *m);
 
-/* Lists every candidate (algorithm x parameters) applicable to p among allowed (NULL: all of p's collective).
- * With allowed given, an inapplicable named algorithm is an error (PLANCOLL_ERR_INAPPLICABLE). */
-int pc_enumerate(const struct pc_problem *p, const int *allowed, int nallowed, const struct pc_machine_model *m,
-                 struct pc_candidate *out, int max, int *n);
+/* Lists every candidate (algorithm x parameters) applicable to p among allowed (NULL: all of algs of p's
+ * collective). With allowed given, an inapplicable named algorithm is an error (PLANCOLL_ERR_INAPPLICABLE). */
+int pc_enumerate(const struct pc_algorithm_table *algs, const struct pc_problem *p, const int *allowed, int nallowed,
+                 const struct pc_machine_model *m, struct pc_candidate *out, int max, int *n);
 
 struct pc_decision {
     struct pc_candidate chosen;
@@ -67,13 +71,13 @@ struct pc_decision {
     bool time_limited; /* plancoll_set_timelimit stopped the timing before every chosen candidate ran */
 };
 
-/* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by registry order); MEASURE times
+/* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by table order); MEASURE times
  * the 6 best predictions, PATIENT the 12 best, EXHAUSTIVE every candidate, each level also every algorithm's
  * best-predicted variant and MPI's own collective (".native"); 5, 9 and 15 batches of back-to-back executions
  * (measure.c). Rank 0's choice is broadcast at every level; plancoll_set_timelimit bounds the timing. A single
  * candidate is taken without timing. verbose (rank 0 only, may be NULL) receives the candidate table. */
-int pc_choose(const struct pc_problem *p, const struct pc_candidate *cands, int n, bool forced,
-              const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);
+int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p, const struct pc_candidate *cands,
+              int n, bool forced, const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);
 
 /* Formats the parameters named in mask (an algorithm's params bits), defaults included, in a fixed order, e.g.
  * "leaders=2 placement=first inter=rd"; "" when mask is 0. Whole fields only when len is short. */
@@ -81,7 +85,8 @@ void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, 
 /* A candidate in PLANCOLL_ALGORITHM syntax, every parameter of its algorithm named ("alltoall.mpml:leaders=2:
  * placement=first:transport=p2p"): forcing it enumerates exactly this candidate. Returns the length the whole text
  * needs (snprintf's convention; buf holds "" when it does not fit). */
-int pc_spec_format(int alg, const struct pc_params *params, char *buf, size_t len);
+int pc_spec_format(const struct pc_algorithm_table *algs, int alg, const struct pc_params *params, char *buf,
+                   size_t len);
 
 /* ---- in-process wisdom: decisions of MEASURE and above, keyed by the problem key ---- */
 struct pc_wisdom_entry {

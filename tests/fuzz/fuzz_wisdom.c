@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "planner/wisdom_text.h"
-#include "plancoll.h"
+#include "plancoll_codes.h"
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \

@@ -14,6 +14,9 @@
 #include "shm/leaders.h"
 #include "planner/planner.h"
 
+/* The library's algorithms: the table the planner is given in plans. */
+static const struct pc_algorithm_table *algs(void) { return pc_registry_table(); }
+
 static struct pc_problem alltoall(int P, int nodes, int min_ppn, int max_ppn, int numa)
 {
     struct pc_problem p;
@@ -31,7 +34,7 @@ static void test_parse_params(void **state)
     (void)state;
     struct pc_forced f[8];
     int n = -1;
-    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:placement=numa,alltoall.bruck:radix=3", PC_ALLTOALL, f, 8, &n),
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:placement=numa,alltoall.bruck:radix=3", PC_ALLTOALL, f, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 2);
     assert_int_equal(f[0].alg, pc_registry_find("alltoall.mpml"));
@@ -41,17 +44,17 @@ static void test_parse_params(void **state)
     assert_int_equal(f[1].mask, PC_PARAM_RADIX);
     assert_int_equal(f[1].params.radix, 3);
     /* depth is the pipeline depth (segments); transport names */
-    assert_int_equal(pc_parse_forced("alltoall.onmpml:depth=1:transport=put", PC_ALLTOALL, f, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.onmpml:depth=1:transport=put", PC_ALLTOALL, f, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(f[0].params.segments, 1);
     assert_int_equal(f[0].params.transport, 1);
     /* the same algorithm twice with different parameters: two entries; identical twice: one */
-    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=1,alltoall.mpml:leaders=2,alltoall.mpml:leaders=2",
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=1,alltoall.mpml:leaders=2,alltoall.mpml:leaders=2",
                                      PC_ALLTOALL, f, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 2);
     /* another collective's entry is accepted but not listed */
-    assert_int_equal(pc_parse_forced("allreduce.native,alltoall.bruck", PC_ALLTOALL, f, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_forced(algs(), "allreduce.native,alltoall.bruck", PC_ALLTOALL, f, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
 }
 
@@ -64,7 +67,7 @@ static void test_parse_errors(void **state)
                          "alltoall.mpml:colour=red", "alltoall.mpml:placement=left", "alltoall.bruck:radix=1",
                          "alltoall.mpml:transport=carrier", "alltoall.nope:leaders=1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(pc_parse_forced(bad[i], PC_ALLTOALL, f, 8, &n), PLANCOLL_ERR_ALGORITHM);
+        assert_int_equal(pc_parse_forced(algs(), bad[i], PC_ALLTOALL, f, 8, &n), PLANCOLL_ERR_ALGORITHM);
         assert_non_null(strstr(plancoll_error_detail(), "PLANCOLL_ALGORITHM"));
     }
 }
@@ -79,8 +82,8 @@ static void test_enumerate_forced(void **state)
     int nf, n;
     struct pc_candidate c[PC_MAX_CANDIDATES];
     /* a listed variant */
-    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:placement=numa", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
-    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:placement=numa", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 2); /* both transports: two nodes */
     for (int i = 0; i < n; i++) {
         assert_int_equal(c[i].params.leaders, 2);
@@ -88,21 +91,21 @@ static void test_enumerate_forced(void **state)
         assert_int_equal(c[i].params.transport, i);
     }
     /* a value no variant lists (3 leaders, 99 leaders): built from the request */
-    assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=3,alltoall.mpml:leaders=99", PC_ALLTOALL, f, 4, &nf),
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=3,alltoall.mpml:leaders=99", PC_ALLTOALL, f, 4, &nf),
                      PLANCOLL_SUCCESS);
-    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 2);
     assert_int_equal(c[0].params.leaders, 3);
     assert_int_equal(c[1].params.leaders, 99);
     /* only a fixed field: every variant matching it */
-    assert_int_equal(pc_parse_forced("alltoall.mpml:placement=first", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
-    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:placement=first", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 6); /* leaders 1, 2, 4, each with both transports */
     for (int i = 0; i < n; i++) assert_int_equal(c[i].params.placement, 0);
     /* forced and inapplicable: Bruck on non-contiguous types */
     p.contiguous = false;
-    assert_int_equal(pc_parse_forced("alltoall.bruck:radix=2", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
-    assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.bruck:radix=2", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
 }
 
 static void test_leaders_used(void **state)
@@ -173,17 +176,17 @@ static void test_parse_inter(void **state)
     (void)state;
     struct pc_forced f[4];
     int n = -1;
-    assert_int_equal(pc_parse_forced("allreduce.dpml_pipelined:leaders=3:segments=5:inter=mpi", PC_ALLREDUCE, f, 4, &n),
+    assert_int_equal(pc_parse_forced(algs(), "allreduce.dpml_pipelined:leaders=3:segments=5:inter=mpi", PC_ALLREDUCE, f, 4, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(f[0].mask, PC_PARAM_LEADERS | PC_PARAM_SEGMENTS | PC_PARAM_INTER);
     assert_int_equal(f[0].params.inter, PC_DPML_INTER_MPI);
-    assert_int_equal(pc_parse_forced("allreduce.dpml:inter=rsag", PC_ALLREDUCE, f, 4, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_forced(algs(), "allreduce.dpml:inter=rsag", PC_ALLREDUCE, f, 4, &n), PLANCOLL_SUCCESS);
     assert_int_equal(f[0].params.inter, PC_DPML_INTER_RSAG);
-    assert_int_equal(pc_parse_forced("allreduce.dpml:inter=rd", PC_ALLREDUCE, f, 4, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_forced(algs(), "allreduce.dpml:inter=rd", PC_ALLREDUCE, f, 4, &n), PLANCOLL_SUCCESS);
     assert_int_equal(f[0].params.inter, PC_DPML_INTER_RD);
     assert_int_equal(f[0].mask, PC_PARAM_INTER);
-    assert_int_equal(pc_parse_forced("allreduce.dpml:inter=ring", PC_ALLREDUCE, f, 4, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_int_equal(pc_parse_forced(algs(), "allreduce.dpml:inter=ring", PC_ALLREDUCE, f, 4, &n), PLANCOLL_ERR_ALGORITHM);
     assert_non_null(strstr(plancoll_error_detail(), "inter=rd|rsag|mpi"));
     char buf[96];
     const unsigned dpml = PC_PARAM_LEADERS | PC_PARAM_SEGMENTS | PC_PARAM_INTER;
@@ -315,20 +318,20 @@ static void test_spec_round_trip(void **state)
     for (int i = 0; i < np; i++) {
         struct pc_candidate c[PC_MAX_CANDIDATES], again[PC_MAX_CANDIDATES];
         int n = 0;
-        assert_int_equal(pc_enumerate(&problems[i], NULL, 0, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(pc_enumerate(algs(), &problems[i], NULL, 0, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
         for (int k = 0; k < n; k++) {
             char spec[160];
-            int len = pc_spec_format(c[k].alg, &c[k].params, spec, sizeof spec);
+            int len = pc_spec_format(algs(), c[k].alg, &c[k].params, spec, sizeof spec);
             assert_true(len > 0 && (size_t)len < sizeof spec);
             struct pc_forced f[4];
             int nf = 0, n2 = 0;
-            assert_int_equal(pc_parse_forced(spec, problems[i].coll, f, 4, &nf), PLANCOLL_SUCCESS);
+            assert_int_equal(pc_parse_forced(algs(), spec, problems[i].coll, f, 4, &nf), PLANCOLL_SUCCESS);
             assert_int_equal(nf, 1);
-            assert_int_equal(pc_enumerate_forced(&problems[i], f, nf, &m, again, PC_MAX_CANDIDATES, &n2), PLANCOLL_SUCCESS);
+            assert_int_equal(pc_enumerate_forced(algs(), &problems[i], f, nf, &m, again, PC_MAX_CANDIDATES, &n2), PLANCOLL_SUCCESS);
             if (n2 != 1 || again[0].alg != c[k].alg || memcmp(&again[0].params, &c[k].params, sizeof c[k].params) != 0)
                 fail_msg("problem %d: spec \"%s\" forced gives %d candidates, not the one it names", i, spec, n2);
             char spec2[160];
-            pc_spec_format(again[0].alg, &again[0].params, spec2, sizeof spec2);
+            pc_spec_format(algs(), again[0].alg, &again[0].params, spec2, sizeof spec2);
             assert_string_equal(spec, spec2);
             checked++;
         }
@@ -356,8 +359,8 @@ static void test_put_not_offered_oversubscribed(void **state)
         struct pc_forced f[2];
         struct pc_candidate c[PC_MAX_CANDIDATES];
         int nf, n;
-        assert_int_equal(pc_parse_forced("alltoall.mpml:leaders=2:transport=put", PC_ALLTOALL, f, 2, &nf), PLANCOLL_SUCCESS);
-        assert_int_equal(pc_enumerate_forced(&p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:transport=put", PC_ALLTOALL, f, 2, &nf), PLANCOLL_SUCCESS);
+        assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
         assert_int_equal(n, 1);
         assert_int_equal(c[0].params.transport, 1);
         assert_int_equal(c[0].params.leaders, 2);

@@ -15,6 +15,9 @@
 #include "planner/planner.h"
 #include "plancoll.h"
 
+/* The library's algorithms: the table the planner is given in plans. */
+static const struct pc_algorithm_table *algs(void) { return pc_registry_table(); }
+
 static int idx(const char *name)
 {
     int i = pc_registry_find(name);
@@ -52,13 +55,13 @@ static void test_parse_empty(void **state)
 {
     (void)state;
     int out[8], n = -1;
-    assert_int_equal(pc_parse_algorithm_list(NULL, PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_algorithm_list(algs(), NULL, PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 0);
     n = -1;
-    assert_int_equal(pc_parse_algorithm_list("", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_algorithm_list(algs(), "", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 0);
     n = -1;
-    assert_int_equal(pc_parse_algorithm_list(" , ,, ", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_algorithm_list(algs(), " , ,, ", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 0);
 }
 
@@ -66,19 +69,19 @@ static void test_parse_names(void **state)
 {
     (void)state;
     int out[8], n = 0;
-    assert_int_equal(pc_parse_algorithm_list("allreduce.rabenseifner", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_algorithm_list(algs(), "allreduce.rabenseifner", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(out[0], idx("allreduce.rabenseifner"));
 
     /* several names, in the order given */
-    assert_int_equal(pc_parse_algorithm_list("allreduce.native,allreduce.recursive_doubling", PC_ALLREDUCE, out, 8, &n),
+    assert_int_equal(pc_parse_algorithm_list(algs(), "allreduce.native,allreduce.recursive_doubling", PC_ALLREDUCE, out, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 2);
     assert_int_equal(out[0], idx("allreduce.native"));
     assert_int_equal(out[1], idx("allreduce.recursive_doubling"));
 
     /* spaces and commas in any mix, leading and trailing */
-    assert_int_equal(pc_parse_algorithm_list("  allreduce.recursive_doubling ,, allreduce.native allreduce.rabenseifner, ",
+    assert_int_equal(pc_parse_algorithm_list(algs(), "  allreduce.recursive_doubling ,, allreduce.native allreduce.rabenseifner, ",
                                              PC_ALLREDUCE, out, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 3);
@@ -87,7 +90,7 @@ static void test_parse_names(void **state)
     assert_int_equal(out[2], idx("allreduce.rabenseifner"));
 
     /* duplicates are listed once */
-    assert_int_equal(pc_parse_algorithm_list("allreduce.native,allreduce.native allreduce.native", PC_ALLREDUCE, out, 8, &n),
+    assert_int_equal(pc_parse_algorithm_list(algs(), "allreduce.native,allreduce.native allreduce.native", PC_ALLREDUCE, out, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(out[0], idx("allreduce.native"));
@@ -98,14 +101,14 @@ static void test_parse_other_collective(void **state)
 {
     (void)state;
     int out[8], n = -1;
-    assert_int_equal(pc_parse_algorithm_list("alltoall.pairwise", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_parse_algorithm_list(algs(), "alltoall.pairwise", PC_ALLREDUCE, out, 8, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 0);
-    assert_int_equal(pc_parse_algorithm_list("alltoall.pairwise,allreduce.native,alltoallv.spreadout", PC_ALLREDUCE,
+    assert_int_equal(pc_parse_algorithm_list(algs(), "alltoall.pairwise,allreduce.native,alltoallv.spreadout", PC_ALLREDUCE,
                                              out, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(out[0], idx("allreduce.native"));
-    assert_int_equal(pc_parse_algorithm_list("alltoall.pairwise,allreduce.native,alltoallv.spreadout", PC_ALLTOALLV,
+    assert_int_equal(pc_parse_algorithm_list(algs(), "alltoall.pairwise,allreduce.native,alltoallv.spreadout", PC_ALLTOALLV,
                                              out, 8, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
@@ -117,15 +120,15 @@ static void test_parse_unknown(void **state)
     (void)state;
     int out[8], n = 0;
     pc_clear_error();
-    assert_int_equal(pc_parse_algorithm_list("allreduce.native,allreduce.bogus", PC_ALLREDUCE, out, 8, &n),
+    assert_int_equal(pc_parse_algorithm_list(algs(), "allreduce.native,allreduce.bogus", PC_ALLREDUCE, out, 8, &n),
                      PLANCOLL_ERR_ALGORITHM);
     assert_non_null(strstr(plancoll_error_detail(), "'allreduce.bogus'"));
     /* unknown even when it is another collective's (any collective's name is known) */
-    assert_int_equal(pc_parse_algorithm_list("alltoall.bogus", PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_int_equal(pc_parse_algorithm_list(algs(), "alltoall.bogus", PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
     assert_non_null(strstr(plancoll_error_detail(), "'alltoall.bogus'"));
     /* names are exact: a prefix or different case is unknown */
-    assert_int_equal(pc_parse_algorithm_list("allreduce.nat", PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
-    assert_int_equal(pc_parse_algorithm_list("Allreduce.native", PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_int_equal(pc_parse_algorithm_list(algs(), "allreduce.nat", PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_int_equal(pc_parse_algorithm_list(algs(), "Allreduce.native", PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
 }
 
 static void test_parse_overlong(void **state)
@@ -136,14 +139,14 @@ static void test_parse_overlong(void **state)
     /* 95 characters fit the parser's buffer: an unknown name, reported by name */
     memset(name, 'x', 95);
     name[95] = '\0';
-    assert_int_equal(pc_parse_algorithm_list(name, PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_int_equal(pc_parse_algorithm_list(algs(), name, PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
     assert_non_null(strstr(plancoll_error_detail(), name));
     /* 96 and more: too long */
     for (int len = 96; len < 300; len += 101) {
         memset(name, 'y', (size_t)len);
         name[len] = '\0';
         pc_clear_error();
-        assert_int_equal(pc_parse_algorithm_list(name, PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
+        assert_int_equal(pc_parse_algorithm_list(algs(), name, PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
         assert_non_null(strstr(plancoll_error_detail(), "too long"));
     }
     /* a valid name followed by an overlong one */
@@ -151,7 +154,7 @@ static void test_parse_overlong(void **state)
     memset(name, 'z', 200);
     name[200] = '\0';
     snprintf(text, sizeof text, "allreduce.native,%s", name);
-    assert_int_equal(pc_parse_algorithm_list(text, PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
+    assert_int_equal(pc_parse_algorithm_list(algs(), text, PC_ALLREDUCE, out, 8, &n), PLANCOLL_ERR_ALGORITHM);
 }
 
 /* out has room for max entries; further names are dropped, never written past the end. */
@@ -159,7 +162,7 @@ static void test_parse_max(void **state)
 {
     (void)state;
     int out[3] = {-7, -7, -7}, n = 0;
-    assert_int_equal(pc_parse_algorithm_list("allreduce.native,allreduce.rabenseifner", PC_ALLREDUCE, out, 1, &n),
+    assert_int_equal(pc_parse_algorithm_list(algs(), "allreduce.native,allreduce.rabenseifner", PC_ALLREDUCE, out, 1, &n),
                      PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(out[0], idx("allreduce.native"));
@@ -177,7 +180,7 @@ static void test_enumerate_all_of_collective(void **state)
         struct pc_problem p = c == 0 ? allreduce_problem(true) : alltoall_problem();
         struct pc_candidate cands[PC_MAX_CANDIDATES];
         int n = 0;
-        assert_int_equal(pc_enumerate(&p, NULL, 0, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(pc_enumerate(algs(), &p, NULL, 0, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
         int expected = 0;
         for (int i = 0; i < pc_registry_count(); i++) {
             const struct pc_algorithm *a = pc_registry_get(i);
@@ -216,9 +219,9 @@ static void test_enumerate_applicability(void **state)
     assert_null(pc_registry_get(rab)->inapplicable(&comm));
     assert_non_null(pc_registry_get(rab)->inapplicable(&noncomm));
 
-    assert_int_equal(pc_enumerate(&comm, NULL, 0, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate(algs(), &comm, NULL, 0, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_true(has_alg(cands, n, rab));
-    assert_int_equal(pc_enumerate(&noncomm, NULL, 0, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate(algs(), &noncomm, NULL, 0, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_false(has_alg(cands, n, rab));
     assert_true(has_alg(cands, n, idx("allreduce.recursive_doubling")));
     assert_true(has_alg(cands, n, idx("allreduce.native")));
@@ -226,14 +229,14 @@ static void test_enumerate_applicability(void **state)
     /* Named explicitly, an inapplicable algorithm is an error that says which and why. */
     int allowed[2] = {idx("allreduce.native"), rab};
     pc_clear_error();
-    assert_int_equal(pc_enumerate(&noncomm, allowed, 2, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
+    assert_int_equal(pc_enumerate(algs(), &noncomm, allowed, 2, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
     assert_non_null(strstr(plancoll_error_detail(), "allreduce.rabenseifner"));
     assert_non_null(strstr(plancoll_error_detail(), "commutative"));
-    assert_int_equal(pc_enumerate(&noncomm, &rab, 1, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
+    assert_int_equal(pc_enumerate(algs(), &noncomm, &rab, 1, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
 
     /* Named and applicable: only the named ones, in the order given. */
     int two[2] = {rab, idx("allreduce.native")};
-    assert_int_equal(pc_enumerate(&comm, two, 2, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate(algs(), &comm, two, 2, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 2);
     assert_int_equal(cands[0].alg, two[0]);
     assert_int_equal(cands[1].alg, two[1]);
@@ -249,15 +252,15 @@ static void test_enumerate_other_collective(void **state)
     struct pc_problem a2a = alltoall_problem();
     /* Allowed entries of another collective are skipped; with none left, no algorithm can run it. */
     int mixed[3] = {idx("allreduce.native"), idx("alltoall.pairwise"), idx("alltoallv.native")};
-    assert_int_equal(pc_enumerate(&a2a, mixed, 3, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate(algs(), &a2a, mixed, 3, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
     assert_int_equal(cands[0].alg, idx("alltoall.pairwise"));
     int none[1] = {idx("allreduce.native")};
-    assert_int_equal(pc_enumerate(&a2a, none, 1, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
+    assert_int_equal(pc_enumerate(algs(), &a2a, none, 1, &m, cands, PC_MAX_CANDIDATES, &n), PLANCOLL_ERR_INAPPLICABLE);
     assert_int_equal(n, 0);
     /* max bounds the output */
     struct pc_problem ar = allreduce_problem(true);
-    assert_int_equal(pc_enumerate(&ar, NULL, 0, &m, cands, 1, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate(algs(), &ar, NULL, 0, &m, cands, 1, &n), PLANCOLL_SUCCESS);
     assert_int_equal(n, 1);
 }
 
@@ -325,7 +328,7 @@ static void test_choose_estimate(void **state)
     struct fake f;
     struct pc_planner_hooks h = fake_hooks(&f);
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, 5, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 5, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 101); /* lowest prediction, the first of the tie */
     assert_true(d.has_runner_up);
     assert_int_equal(d.runner_up.alg, 103); /* the other 3.0 */
@@ -336,26 +339,26 @@ static void test_choose_estimate(void **state)
     assert_int_equal(f.bcast_seen, 1); /* what this rank would have taken */
     /* rank 0's choice wins over this rank's */
     f.bcast_override = 2;
-    assert_int_equal(pc_choose(&p, c, 5, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 5, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 102);
     f.bcast_override = 9;
-    assert_int_equal(pc_choose(&p, c, 5, false, &h, NULL, &d), PLANCOLL_ERR_MISMATCH);
+    assert_int_equal(pc_choose(algs(), &p, c, 5, false, &h, NULL, &d), PLANCOLL_ERR_MISMATCH);
     f.bcast_override = -1;
     /* without hooks (a single process planning in a simulation) it decides alone */
-    assert_int_equal(pc_choose(&p, c, 5, false, NULL, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 5, false, NULL, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 101);
 
     /* all equal: the first in order, the second is runner-up */
     const double same[3] = {2.0, 2.0, 2.0};
     make_cands(c, same, 3);
-    assert_int_equal(pc_choose(&p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 100);
     assert_int_equal(d.runner_up.alg, 101);
 
     /* forced */
-    assert_int_equal(pc_choose(&p, c, 3, true, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 3, true, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_string_equal(d.how, "forced, estimate");
-    assert_int_equal(pc_choose(&p, c, 1, true, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 1, true, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_string_equal(d.how, "forced");
     assert_false(d.has_runner_up);
 }
@@ -374,7 +377,7 @@ static void check_measure(unsigned flags, int reps)
     f.times[2] = 10.0;
     f.times[3] = 11.0;
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 4);
     for (int i = 0; i < 4; i++) {
         assert_int_equal(f.reps[i], reps);
@@ -421,7 +424,7 @@ static void test_choose_measure_ties_and_bcast(void **state)
     f.times[1] = 5.0;
     f.times[2] = 5.0;
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, 3, true, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 3, true, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 101); /* equal times: the earlier candidate */
     assert_int_equal(d.runner_up.alg, 102);
     assert_string_equal(d.how, "forced, measured");
@@ -432,7 +435,7 @@ static void test_choose_measure_ties_and_bcast(void **state)
     f.times[1] = 5.0;
     f.times[2] = 6.0;
     f.bcast_override = 0;
-    assert_int_equal(pc_choose(&p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.bcast_seen, 1);
     assert_int_equal(d.chosen.alg, 100);
     assert_true(d.chosen.measured_us == 7.0);
@@ -457,7 +460,7 @@ static void test_choose_measure_every_algorithm(void **state)
     for (int i = 0; i < 8; i++) f.times[i] = 20.0;
     f.times[1] = 5.0; /* alg 101's calls are indexed by alg - 100 = 1 */
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, 9, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 9, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 7); /* six best of alg 100, and alg 101's best; not its second variant */
     assert_int_equal(d.chosen.alg, 101);
     assert_true(d.chosen.predicted_us == 50.0);
@@ -480,7 +483,7 @@ static void test_choose_time_limit(void **state)
     f.bcast_override = -1;
     struct pc_decision d;
     plancoll_set_timelimit(0.0); /* out of time after the first: only the model's favourite is timed */
-    assert_int_equal(pc_choose(&p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 1);
     assert_int_equal(f.algs[0], 101);
     assert_int_equal(d.chosen.alg, 101);
@@ -492,7 +495,7 @@ static void test_choose_time_limit(void **state)
     f.times[2] = 9.0;
     f.times[3] = 7.0;
     plancoll_set_timelimit(PLANCOLL_NO_TIMELIMIT);
-    assert_int_equal(pc_choose(&p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 4); /* in the model's order */
     assert_int_equal(f.algs[0], 101);
     assert_int_equal(f.algs[1], 102);
@@ -513,7 +516,7 @@ static void test_choose_single_candidate(void **state)
     struct fake f;
     struct pc_planner_hooks h = fake_hooks(&f);
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, 1, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, 1, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 0);
     assert_int_equal(f.bcast_calls, 0);
     assert_int_equal(d.chosen.alg, 100);
@@ -534,13 +537,13 @@ static void test_choose_hook_errors(void **state)
     struct pc_planner_hooks h = fake_hooks(&f);
     f.fail_at = 1;
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_MPI);
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_MPI);
     assert_int_equal(f.calls, 1); /* stops at the failure */
     assert_int_equal(f.bcast_calls, 0);
 
     h = fake_hooks(&f);
     f.bcast_error = PLANCOLL_ERR_MPI;
-    assert_int_equal(pc_choose(&p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_MPI);
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_MPI);
     assert_int_equal(f.calls, 3);
     assert_int_equal(f.bcast_calls, 1);
 }
@@ -553,13 +556,13 @@ static void test_choose_verbose(void **state)
     pc_default_model(&m);
     struct pc_candidate c[PC_MAX_CANDIDATES];
     int n = 0;
-    assert_int_equal(pc_enumerate(&p, NULL, 0, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate(algs(), &p, NULL, 0, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
     struct pc_decision d;
-    assert_int_equal(pc_choose(&p, c, n, false, NULL, out, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_choose(algs(), &p, c, n, false, NULL, out, &d), PLANCOLL_SUCCESS);
     fclose(out);
     assert_non_null(strstr(text, "allreduce:P=6"));
     char line[100];

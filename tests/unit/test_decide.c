@@ -1,0 +1,465 @@
+/* The decision of plan creation without MPI (src/planner/decide.c): pc_decide over a small table of fake
+ * algorithms, with scripted hooks standing in for the collective ones (agreed wisdom, calibration, timing,
+ * rank 0's broadcast). One test per path of the decision. This program links the MPI-free core alone
+ * (plancoll_pure, no MPI library): that it links at all shows the core needs nothing from the layers above. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "base/errors.h"
+#include "planner/decide.h"
+
+/* ---- a table of fake algorithms -------------------------------------------------------------------------------
+ * The estimates are written so that the model decides the ranking: "fast_net" costs 100 L, "fixed" costs
+ * 50 + segments whatever the model. Under the default model (L of a microsecond or more) "fixed" wins; under
+ * the scripted calibrated model (L = 0.1 us) "fast_net" wins. Every estimate call is counted, so the tests see
+ * how many times the candidates were enumerated. */
+
+static int estimates; /* estimate calls since the last reset */
+
+static double fast_net_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v;
+    estimates++;
+    return 100.0 * m->L_us;
+}
+
+static int fixed_variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    (void)p;
+    int n = 0;
+    for (int s = 1; s <= 2 && n < max; s++) out[n++] = (struct pc_params){.segments = s};
+    return n;
+}
+
+static double fixed_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)m;
+    estimates++;
+    return 50.0 + v->segments;
+}
+
+static double native_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    estimates++;
+    return 500.0;
+}
+
+static const char *never(const struct pc_problem *p)
+{
+    (void)p;
+    return "never applicable";
+}
+
+static const struct pc_algorithm fake_fast_net = {
+    .name = "allreduce.fast_net", .collective = PC_ALLREDUCE, .estimate = fast_net_estimate};
+static const struct pc_algorithm fake_fixed = {.name = "allreduce.fixed",
+                                               .collective = PC_ALLREDUCE,
+                                               .params = PC_PARAM_SEGMENTS,
+                                               .variants = fixed_variants,
+                                               .estimate = fixed_estimate};
+static const struct pc_algorithm fake_native = {
+    .name = "allreduce.native", .collective = PC_ALLREDUCE, .estimate = native_estimate};
+static const struct pc_algorithm fake_inapplicable = {
+    .name = "allreduce.inapplicable", .collective = PC_ALLREDUCE, .inapplicable = never, .estimate = native_estimate};
+static const struct pc_algorithm fake_alltoall = {
+    .name = "alltoall.only", .collective = PC_ALLTOALL, .estimate = native_estimate};
+
+enum { FAST_NET, FIXED, NATIVE, INAPPLICABLE, ALLTOALL_ONLY, NALGS };
+static const struct pc_algorithm *const fake_entries[NALGS] = {&fake_fast_net, &fake_fixed, &fake_native,
+                                                                &fake_inapplicable, &fake_alltoall};
+static const struct pc_algorithm_table fake_table = {fake_entries, NALGS};
+/* The allreduce candidates: fast_net, fixed (segments 1 and 2), native. */
+#define ALLREDUCE_CANDIDATES 4
+
+static struct pc_problem problem(enum pc_collective coll, unsigned flags)
+{
+    struct pc_problem p;
+    memset(&p, 0, sizeof p);
+    p.coll = coll;
+    p.flags = flags;
+    p.shape = (struct pc_shape){.nranks = 4, .nnodes = 2, .min_ppn = 2, .max_ppn = 2};
+    p.count = 100;
+    p.elem_bytes = 8;
+    p.block_bytes = 64;
+    return p;
+}
+
+/* ---- scripted hooks ---------------------------------------------------------------------------------------- */
+
+struct script {
+    /* agreed_wisdom */
+    int wisdom_calls;
+    char wisdom_key[160];
+    const struct pc_wisdom_entry *wisdom; /* what it answers */
+    int wisdom_error;
+    /* calibrate */
+    int calibrate_calls;
+    struct pc_machine_model calibrated; /* what it fills */
+    int calibrate_error;
+    /* measure and bcast_int */
+    int measure_calls, bcast_calls;
+    double measured[NALGS]; /* by algorithm */
+};
+
+static int script_wisdom(void *ctx, const char *key, const struct pc_wisdom_entry **entry)
+{
+    struct script *s = ctx;
+    s->wisdom_calls++;
+    snprintf(s->wisdom_key, sizeof s->wisdom_key, "%s", key);
+    *entry = s->wisdom_error ? NULL : s->wisdom;
+    return s->wisdom_error;
+}
+
+static int script_calibrate(void *ctx, struct pc_machine_model *m)
+{
+    struct script *s = ctx;
+    s->calibrate_calls++;
+    if (s->calibrate_error) return s->calibrate_error;
+    *m = s->calibrated;
+    return PLANCOLL_SUCCESS;
+}
+
+static int script_measure(void *ctx, const struct pc_candidate *c, int repetitions, double *us)
+{
+    struct script *s = ctx;
+    (void)repetitions;
+    s->measure_calls++;
+    *us = s->measured[c->alg] + c->params.segments; /* distinct per candidate */
+    return PLANCOLL_SUCCESS;
+}
+
+static int script_bcast(void *ctx, int *value)
+{
+    struct script *s = ctx;
+    (void)value; /* one rank: rank 0's value is this one */
+    s->bcast_calls++;
+    return PLANCOLL_SUCCESS;
+}
+
+static struct pc_decide_hooks hooks_of(struct script *s)
+{
+    memset(s, 0, sizeof *s);
+    pc_model_default(&s->calibrated);
+    s->calibrated.calibrated = true;
+    s->calibrated.L_us = 0.1;
+    for (int i = 0; i < NALGS; i++) s->measured[i] = 1000.0;
+    estimates = 0;
+    return (struct pc_decide_hooks){.ctx = s,
+                                    .agreed_wisdom = script_wisdom,
+                                    .calibrate = script_calibrate,
+                                    .choose = {.ctx = s, .measure = script_measure, .bcast_int = script_bcast}};
+}
+
+/* The agreed model of the tests that have one: the default with a large latency, so "fixed" wins. */
+static struct pc_machine_model agreed_model(void)
+{
+    struct pc_machine_model m;
+    pc_model_default(&m);
+    m.calibrated = true;
+    m.L_us = 10.0;
+    return m;
+}
+
+static struct pc_decide_input input(const struct pc_problem *p, const struct pc_machine_model *model)
+{
+    return (struct pc_decide_input){.algs = &fake_table, .problem = p, .model = model, .calibration_allowed = true};
+}
+
+static struct pc_wisdom_entry entry(const char *algorithm, int segments, double us)
+{
+    struct pc_wisdom_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.algorithm, sizeof e.algorithm, "%s", algorithm);
+    e.params.segments = segments;
+    e.measured_us = us;
+    e.rigor = PLANCOLL_MEASURE;
+    return e;
+}
+
+/* ---- the paths ---------------------------------------------------------------------------------------------- */
+
+/* Agreed wisdom naming a candidate decides: no calibration, no timing, no broadcast. */
+static void test_wisdom_hit(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE);
+    struct pc_wisdom_entry w = entry("allreduce.fixed", 2, 7.5);
+    s.wisdom = &w;
+    struct pc_decide_input in = input(&p, NULL); /* no model: calibration would run but for the hit */
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_string_equal(r.decision.how, "wisdom");
+    assert_int_equal(r.decision.chosen.alg, FIXED);
+    assert_int_equal(r.decision.chosen.params.segments, 2);
+    assert_true(r.decision.chosen.measured_us == 7.5);
+    assert_true(r.decision.chosen.predicted_us == 52.0);
+    assert_int_equal(r.decision.ncandidates, ALLREDUCE_CANDIDATES);
+    assert_false(r.decision.has_runner_up);
+    char key[160];
+    pc_problem_key(&p, key, sizeof key);
+    assert_int_equal(s.wisdom_calls, 1);
+    assert_string_equal(s.wisdom_key, key);
+    assert_int_equal(s.calibrate_calls, 0);
+    assert_int_equal(s.measure_calls, 0);
+    assert_int_equal(s.bcast_calls, 0);
+    assert_false(r.calibrated);
+    assert_int_equal(estimates, ALLREDUCE_CANDIDATES); /* enumerated once */
+}
+
+/* An entry whose algorithm, or whose parameters, are not among the candidates is ignored: the plan is timed. */
+static void test_wisdom_not_a_candidate(void **state)
+{
+    (void)state;
+    const struct pc_wisdom_entry stale[] = {
+        entry("allreduce.fixed", 9, 1.0),        /* not a variant of fixed */
+        entry("allreduce.inapplicable", 0, 1.0), /* inapplicable here */
+        entry("alltoall.only", 0, 1.0),          /* another collective */
+        entry("allreduce.gone", 0, 1.0),         /* not in the table */
+    };
+    for (size_t i = 0; i < sizeof stale / sizeof stale[0]; i++) {
+        struct script s;
+        struct pc_decide_hooks h = hooks_of(&s);
+        struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE);
+        s.wisdom = &stale[i];
+        struct pc_machine_model m = agreed_model();
+        struct pc_decide_input in = input(&p, &m);
+        struct pc_decide_result r;
+        assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+        assert_int_equal(s.wisdom_calls, 1);
+        assert_string_equal(r.decision.how, "measured");
+        assert_int_equal(s.measure_calls, ALLREDUCE_CANDIDATES);
+        assert_true(r.decision.chosen.measured_us != 1.0);
+    }
+}
+
+/* WISDOM_ONLY without agreed wisdom fails, naming the problem; nothing is calibrated or timed. */
+static void test_wisdom_only_miss(void **state)
+{
+    (void)state;
+    struct pc_wisdom_entry stale = entry("allreduce.fixed", 9, 1.0);
+    for (int with_stale = 0; with_stale < 2; with_stale++) {
+        struct script s;
+        struct pc_decide_hooks h = hooks_of(&s);
+        struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_WISDOM_ONLY);
+        s.wisdom = with_stale ? &stale : NULL;
+        struct pc_decide_input in = input(&p, NULL);
+        struct pc_decide_result r;
+        pc_clear_error();
+        assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_ERR_NO_WISDOM);
+        char key[160], expected[200];
+        pc_problem_key(&p, key, sizeof key);
+        snprintf(expected, sizeof expected, "no wisdom for %s", key);
+        assert_string_equal(plancoll_error_detail(), expected);
+        assert_int_equal(s.wisdom_calls, 1);
+        assert_int_equal(s.calibrate_calls, 0);
+        assert_int_equal(s.measure_calls + s.bcast_calls, 0);
+    }
+}
+
+/* No agreed model, several candidates, calibration allowed: calibrate once, then rank under the measured model
+ * (which reverses the default model's ranking). */
+static void test_calibrate_and_rerank(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_ESTIMATE);
+    struct pc_decide_input in = input(&p, NULL);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.calibrate_calls, 1);
+    assert_true(r.calibrated);
+    assert_memory_equal(&r.model, &s.calibrated, sizeof r.model);
+    assert_string_equal(r.decision.how, "estimate");
+    assert_int_equal(r.decision.chosen.alg, FAST_NET);
+    assert_true(r.decision.chosen.predicted_us == 100.0 * 0.1);
+    assert_int_equal(r.decision.runner_up.alg, FIXED);
+    assert_int_equal(estimates, 2 * ALLREDUCE_CANDIDATES); /* once per model */
+    assert_int_equal(s.wisdom_calls, 0);
+}
+
+/* PLANCOLL_CALIBRATE=0: the default model ranks, the hook is never called. */
+static void test_calibration_disabled(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_ESTIMATE);
+    struct pc_decide_input in = input(&p, NULL);
+    in.calibration_allowed = false;
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.calibrate_calls, 0);
+    assert_false(r.calibrated);
+    struct pc_machine_model def;
+    pc_model_default(&def);
+    assert_memory_equal(&r.model, &def, sizeof def);
+    assert_int_equal(r.decision.chosen.alg, FIXED);
+    assert_int_equal(r.decision.chosen.params.segments, 1);
+    assert_int_equal(estimates, ALLREDUCE_CANDIDATES);
+}
+
+/* An agreed model is used as it is, without calibrating. */
+static void test_agreed_model_not_recalibrated(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_ESTIMATE);
+    struct pc_machine_model m = agreed_model();
+    struct pc_decide_input in = input(&p, &m);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.calibrate_calls, 0);
+    assert_memory_equal(&r.model, &m, sizeof m);
+    assert_int_equal(r.decision.chosen.alg, FIXED);
+    assert_int_equal(estimates, ALLREDUCE_CANDIDATES);
+}
+
+/* A single candidate needs no ranking, hence no calibration, even without a model. */
+static void test_single_candidate(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLTOALL, PLANCOLL_ESTIMATE);
+    struct pc_decide_input in = input(&p, NULL);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.calibrate_calls, 0);
+    assert_false(r.calibrated);
+    assert_int_equal(r.decision.chosen.alg, ALLTOALL_ONLY);
+    assert_int_equal(r.decision.ncandidates, 1);
+    assert_string_equal(r.decision.how, "estimate");
+}
+
+/* PLANCOLL_ALGORITHM's list: only its candidates, and wisdom is not consulted (it could name another). */
+static void test_forced_skips_wisdom(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE);
+    struct pc_wisdom_entry w = entry("allreduce.fixed", 1, 7.5); /* a candidate, and among the forced */
+    s.wisdom = &w;
+    struct pc_forced forced[2];
+    int nforced = 0;
+    assert_int_equal(pc_parse_forced(&fake_table, "allreduce.fast_net,allreduce.fixed:segments=1", PC_ALLREDUCE, forced,
+                                     2, &nforced),
+                     PLANCOLL_SUCCESS);
+    assert_int_equal(nforced, 2);
+    struct pc_machine_model m = agreed_model();
+    struct pc_decide_input in = input(&p, &m);
+    in.forced = forced;
+    in.nforced = nforced;
+    s.measured[FAST_NET] = 3.0; /* timing picks fast_net, wisdom would have picked fixed */
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.wisdom_calls, 0);
+    assert_string_equal(r.decision.how, "forced, measured");
+    assert_int_equal(r.decision.ncandidates, 2);
+    assert_int_equal(r.decision.chosen.alg, FAST_NET);
+    assert_int_equal(s.measure_calls, 2);
+}
+
+/* A failing calibration is the decision's failure; nothing is ranked or timed after it. */
+static void test_calibrate_failure(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE);
+    s.calibrate_error = PLANCOLL_ERR_NOMEM;
+    struct pc_decide_input in = input(&p, NULL);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_ERR_NOMEM);
+    assert_int_equal(s.wisdom_calls, 1);
+    assert_int_equal(s.calibrate_calls, 1);
+    assert_int_equal(s.measure_calls + s.bcast_calls, 0);
+    assert_int_equal(estimates, ALLREDUCE_CANDIDATES);
+}
+
+/* A failing wisdom agreement is the decision's failure, before calibration and timing. */
+static void test_wisdom_failure(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_PATIENT);
+    s.wisdom_error = PLANCOLL_ERR_MPI;
+    struct pc_decide_input in = input(&p, NULL);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_ERR_MPI);
+    assert_int_equal(s.wisdom_calls, 1);
+    assert_int_equal(s.calibrate_calls, 0);
+    assert_int_equal(s.measure_calls + s.bcast_calls, 0);
+}
+
+/* MEASURE times the candidates with the measure hook and takes the fastest measured, against the model. */
+static void test_measure_uses_hooks(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE);
+    struct pc_machine_model m = agreed_model(); /* the model prefers fixed */
+    struct pc_decide_input in = input(&p, &m);
+    s.measured[NATIVE] = 2.0; /* the model's worst is the fastest measured */
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.wisdom_calls, 1);
+    assert_int_equal(s.calibrate_calls, 0);
+    assert_int_equal(s.measure_calls, ALLREDUCE_CANDIDATES);
+    assert_true(s.bcast_calls >= 1);
+    assert_string_equal(r.decision.how, "measured");
+    assert_int_equal(r.decision.chosen.alg, NATIVE);
+    assert_true(r.decision.chosen.measured_us == 2.0);
+    assert_int_equal(r.decision.ncandidates, ALLREDUCE_CANDIDATES);
+}
+
+/* ESTIMATE never asks for wisdom (the lookup is collective), even when it would have answered. */
+static void test_estimate_skips_wisdom(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_ESTIMATE);
+    struct pc_wisdom_entry w = entry("allreduce.native", 0, 1.0);
+    s.wisdom = &w;
+    struct pc_machine_model m = agreed_model();
+    struct pc_decide_input in = input(&p, &m);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(s.wisdom_calls, 0);
+    assert_int_equal(s.measure_calls, 0);
+    assert_string_equal(r.decision.how, "estimate");
+    assert_int_equal(r.decision.chosen.alg, FIXED);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wisdom_hit),
+        cmocka_unit_test(test_wisdom_not_a_candidate),
+        cmocka_unit_test(test_wisdom_only_miss),
+        cmocka_unit_test(test_calibrate_and_rerank),
+        cmocka_unit_test(test_calibration_disabled),
+        cmocka_unit_test(test_agreed_model_not_recalibrated),
+        cmocka_unit_test(test_single_candidate),
+        cmocka_unit_test(test_forced_skips_wisdom),
+        cmocka_unit_test(test_calibrate_failure),
+        cmocka_unit_test(test_wisdom_failure),
+        cmocka_unit_test(test_measure_uses_hooks),
+        cmocka_unit_test(test_estimate_skips_wisdom),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
