@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/registry.h"
 #include "api/wisdom_io.h"
 #include "planner/planner.h"
 #include "planner/wisdom_text.h"

@@ -1,5 +1,6 @@
 /* The public API's inspection: the library's version, the registry's names, and what a plan is (its algorithm,
  * its spec, its description) through the plan's ops (exec/plan.h). */
+#include "exec/registry.h"
 #include "api/handles.h"
 
 const char *plancoll_version(int *major, int *minor, int *patch)

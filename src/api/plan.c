@@ -1,5 +1,6 @@
 /* The public API's plan creation for the collectives: validate, agree across ranks, plan, set up. Execution and
  * destruction are in execute.c, inspection in inspect.c, the live-plan table in handles.c. */
+#include "exec/registry.h"
 #include "api/handles.h"
 
 #include <stdlib.h>

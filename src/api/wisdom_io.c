@@ -7,6 +7,7 @@
  * the fingerprint is checked on every rank (the topology is each rank's own node) and the verdicts combined in
  * one allreduce; only then does each rank swap in the merged wisdom it built aside. Export: every rank formats
  * what it knows, rank 0 gathers and merges it (a plan on a sub-communicator taught only its own ranks). */
+#include "exec/registry.h"
 #include "api/wisdom_io.h"
 
 #include <errno.h>

@@ -106,13 +106,4 @@ const struct pc_algorithm *pc_algorithm_at(const struct pc_algorithm_table *tabl
 /* The index of the algorithm named name, or -1. */
 int pc_algorithm_index(const struct pc_algorithm_table *table, const char *name);
 
-/* The registry (exec/registry.c, not the MPI-free core: the planner takes the table instead): a fixed table, ties
- * break by its order identically on every rank. */
-const struct pc_algorithm_table *pc_registry_table(void);
-int pc_registry_count(void);
-const struct pc_algorithm *pc_registry_get(int index);
-int pc_registry_find(const char *name); /* index or -1 */
-/* Hash of every name in order: wisdom from another build is recognised by it. */
-uint64_t pc_registry_signature(void);
-
 #endif

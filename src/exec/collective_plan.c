@@ -1,5 +1,6 @@
 /* The collectives' kind of plan (plancoll_plan_alltoall, _alltoallv, _allreduce): a registry algorithm chosen by
  * the planner, run on the plan (exec/plan.h, struct pc_plan_ops). */
+#include "exec/registry.h"
 #include "exec/plan.h"
 
 #include "planner/planner.h"

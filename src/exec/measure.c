@@ -1,5 +1,6 @@
 /* The planner's MPI hooks: timing a candidate on temporary buffers (the caller's are never touched) and
  * broadcasting rank 0's decision. */
+#include "exec/registry.h"
 #include "exec/measure.h"
 
 #include <stdlib.h>

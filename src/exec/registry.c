@@ -2,6 +2,7 @@
  * and the names in order hash into the registry signature that wisdom records. Append new algorithms. */
 #include <string.h>
 
+#include "exec/registry.h"
 #include "base/algorithm.h"
 
 extern const struct pc_algorithm pc_alltoall_pairwise, pc_alltoall_native, pc_alltoall_bruck;

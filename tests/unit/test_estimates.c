@@ -18,6 +18,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exec/registry.h"
 #include "planner/planner.h"
 #include "plancoll.h"
 

@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "exec/registry.h"
 #include "exec/allreduce/dpml_common.h"
 #include "exec/alltoall/node_aware.h"
 #include "shm/leaders.h"

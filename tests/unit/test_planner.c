@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/registry.h"
 #include "base/errors.h"
 #include "planner/planner.h"
 #include "plancoll.h"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "exec/registry.h"
 #include "base/algorithm.h"
 #include "plancoll.h"
 
