@@ -47,12 +47,12 @@ int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, planco
     return PLANCOLL_SUCCESS;
 }
 
-/* alltoallv: the bytes i sends j must be the bytes j expects from i; and a hash of the whole pattern. */
-static int alltoallv_agree(struct plancoll_plan_s *p)
+/* alltoallv: the bytes i sends j must be the bytes j expects from i; and a hash of the whole pattern. sent has room
+ * for 2 P words (allocated before the agreement, so that a rank without it fails there, with every rank, instead of
+ * leaving the others in this function's alltoall); freed here. */
+static int alltoallv_agree(struct plancoll_plan_s *p, uint64_t *sent)
 {
     const int P = p->size;
-    uint64_t *sent = malloc(sizeof(uint64_t) * 2 * (size_t)P);
-    if (!sent) return pc_agree_error(p, pc_error(PLANCOLL_ERR_NOMEM, "count check"));
     uint64_t *expected = sent + P;
     for (int j = 0; j < P; j++) sent[j] = (uint64_t)p->sendcounts[j] * (uint64_t)p->stype.size;
     int rc = pc_alltoall_wait(p->layout, sent, expected, 1, MPI_UINT64_T);
@@ -73,21 +73,22 @@ static int alltoallv_agree(struct plancoll_plan_s *p)
     for (int j = 0; j < P; j++)
         if (p->layout->node_of[j] != p->layout->node_id) offnode += sent[j];
     free(sent);
-    /* One MAX reduction: did any rank see a mismatch, and the maxima the estimates use (problem.h): the slowest
+    /* One agreement: did any rank see a mismatch, with the maxima the estimates use (problem.h): the slowest
      * rank sets the time, every rank's estimates come out identical (so every rank picks the same candidate), and
      * algorithms learn the largest block of the whole matrix (alltoallv.padded_bruck) without a collective of
      * their own. */
-    uint64_t mine[6] = {bad >= 0, p->prob.send_total_bytes, p->prob.recv_total_bytes, offnode,
-                        (uint64_t)p->prob.nonzero_sends, p->prob.max_block_bytes}, all[6];
-    int rc2 = pc_allreduce_wait(p->layout, mine, all, 6, MPI_UINT64_T, MPI_MAX);
-    if (rc2) return rc2;
+    uint64_t all[5] = {p->prob.send_total_bytes, p->prob.recv_total_bytes, offnode, (uint64_t)p->prob.nonzero_sends,
+                       p->prob.max_block_bytes};
+    err = pc_agree_failure_max(p->layout, err, all, 5, NULL,
+                               "the ranks' send and receive counts disagree (another rank saw it)");
+    /* a disagreement seen elsewhere is a mismatch of this call's arguments, not another rank's own failure */
+    if (err == PLANCOLL_ERR_REMOTE) err = PLANCOLL_ERR_MISMATCH;
     if (err) return err;
-    if (all[0]) return pc_error(PLANCOLL_ERR_MISMATCH, "the ranks' send and receive counts disagree (another rank saw it)");
-    p->prob.max_send_bytes = all[1];
-    p->prob.max_recv_bytes = all[2];
-    p->prob.max_offnode_bytes = all[3];
-    p->prob.max_nonzero_sends = (int)all[4];
-    p->prob.max_block_bytes = all[5];
+    p->prob.max_send_bytes = all[0];
+    p->prob.max_recv_bytes = all[1];
+    p->prob.max_offnode_bytes = all[2];
+    p->prob.max_nonzero_sends = (int)all[3];
+    p->prob.max_block_bytes = all[4];
     return pc_allreduce_wait(p->layout, &row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR);
 }
 
@@ -145,10 +146,9 @@ static int calibration_setting(bool *on)
 
 /* ---- the plan-creation spine: agree, decide, instantiate, remember ------------------------------------------ */
 
-/* The fields of the one agreement allreduce (MPI_MAX over uint64_t). A hash travels with its complement: both
- * maxima equal this rank's pair only when every rank holds the same value. */
+/* The values the one agreement (pc_agree_failure_max: did any rank fail, and these maxima) carries. A hash travels
+ * with its complement: both maxima equal this rank's pair only when every rank holds the same value. */
 enum agreement_field {
-    AGREE_ANY_FAILED,     /* some rank's own checks failed */
     AGREE_CALL_HASH,      /* the call's arguments and the plancoll variables that steer planning (0 after a failure) */
     AGREE_CALL_HASH_NOT,  /* ~AGREE_CALL_HASH */
     AGREE_NONCONTIGUOUS,  /* some rank's datatypes are not dense */
@@ -191,8 +191,11 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
     pc_model_shape_key(&p->prob.shape, a->shape, sizeof a->shape);
     const struct pc_machine_model *known = pc_model_lookup(a->shape);
     uint64_t mh = known ? model_hash(known) : 0;
-    uint64_t mine[AGREE_NFIELDS] = {
-        [AGREE_ANY_FAILED] = local ? 1u : 0u,
+    /* alltoallv's count check needs 2 P words: had here, so that a rank without them fails in the agreement */
+    uint64_t *counts_scratch = NULL;
+    if (!local && p->prob.coll == PC_ALLTOALLV && !(counts_scratch = malloc(sizeof(uint64_t) * 2 * (size_t)p->size)))
+        local = pc_error(PLANCOLL_ERR_NOMEM, "count check");
+    uint64_t all[AGREE_NFIELDS] = {
         [AGREE_CALL_HASH] = h,
         [AGREE_CALL_HASH_NOT] = ~h,
         [AGREE_NONCONTIGUOUS] = p->prob.contiguous ? 0u : 1u,
@@ -201,13 +204,9 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
         [AGREE_WISDOM_PENDING] = pc_wisdom_env_pending() ? 1u : 0u,
         [AGREE_MPI_OP_DIFFERS] = p->prob.mpi_op_differs ? 1u : 0u,
     };
-    uint64_t all[AGREE_NFIELDS] = {0};
-    int rc = pc_allreduce_wait(p->layout, mine, all, AGREE_NFIELDS, MPI_UINT64_T, MPI_MAX);
+    int err = pc_agree_failure_max(p->layout, local, all, AGREE_NFIELDS, NULL,
+                                   "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
     bool model_agreed = known && all[AGREE_MODEL_HASH] == mh && all[AGREE_MODEL_HASH_NOT] == ~mh;
-    int err = local;
-    if (!err && rc) err = rc;
-    if (!err && all[AGREE_ANY_FAILED])
-        err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
     if (!err && (all[AGREE_CALL_HASH] != h || all[AGREE_CALL_HASH_NOT] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH,
                        "ranks passed different %s arguments (sizes, counts, datatype, op, flags, PLANCOLL_ALGORITHM or PLANCOLL_CALIBRATE)",
@@ -216,7 +215,11 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
     p->prob.contiguous = all[AGREE_NONCONTIGUOUS] == 0;
     /* ... and MPI's op counts as plancoll's only if it is on every rank */
     p->prob.mpi_op_differs = all[AGREE_MPI_OP_DIFFERS] != 0;
-    if (!err && p->prob.coll == PC_ALLTOALLV) err = alltoallv_agree(p);
+    if (!err && p->prob.coll == PC_ALLTOALLV) {
+        err = alltoallv_agree(p, counts_scratch);
+        counts_scratch = NULL; /* freed there */
+    }
+    free(counts_scratch);
     if (err) return err;
     if (all[AGREE_WISDOM_PENDING]) {
         /* The file may carry this shape's model: agree on it afresh. */

@@ -247,12 +247,10 @@ int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MP
     uint64_t h = PC_HASH_SEED;
     int64_t sig[4] = {(int64_t)n0, (int64_t)n1, (int64_t)t->es, (int64_t)flags};
     h = pc_hash_bytes(h, sig, sizeof sig);
-    uint64_t v[3] = {local ? 1u : 0u, local ? 0 : h, local ? 0 : ~h}, m[3];
-    int rc = pc_allreduce_wait(p->layout, v, m, 3, MPI_UINT64_T, MPI_MAX);
-    int err = local;
-    if (!err && rc) err = rc;
-    if (!err && m[0]) err = pc_error(PLANCOLL_ERR_REMOTE, "another rank's transpose arguments were invalid (see its plancoll_error_detail)");
-    if (!err && (m[1] != h || m[2] != ~h))
+    uint64_t m[2] = {local ? 0 : h, local ? 0 : ~h};
+    int err = pc_agree_failure_max(p->layout, local, m, 2, NULL,
+                                   "another rank's transpose arguments were invalid (see its plancoll_error_detail)");
+    if (!err && (m[0] != h || m[1] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH, "ranks passed different transpose sizes, element sizes or flags (this rank: %td x %td, %zu-byte elements)",
                        n0, n1, t->es);
     if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0) {
