@@ -1,5 +1,7 @@
 #include "exec/allreduce/common.h"
 
+#include <stdlib.h>
+
 #include "exec/cost.h"
 
 int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
@@ -103,4 +105,20 @@ double pc_allreduce_native_cost(const struct pc_problem *p, int P, double n, int
     while ((1 << lg) < pof2) lg++;
     if (n <= 2048 || !p->commutative) return pc_allreduce_rd_cost(p, P, n, leaders, m) + pc_cost_native_rounds(p, m, lg + fold);
     return pc_allreduce_rsag_cost(p, P, n, leaders, m) + pc_cost_native_rounds(p, m, 2 * lg + fold);
+}
+
+int pc_allreduce_scratch_setup(struct plancoll_plan_s *plan)
+{
+    struct pc_allreduce_scratch *st = calloc(1, sizeof *st);
+    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "%s state", plan->alg->name);
+    plan->impl = st;
+    return pc_alloc_typed(plan->count, &plan->rtype, &st->raw, &st->tmp);
+}
+
+void pc_allreduce_scratch_teardown(struct plancoll_plan_s *plan)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    if (st) free(st->raw);
+    free(st);
+    plan->impl = NULL;
 }

@@ -5,6 +5,15 @@
 #include "exec/plan.h"
 #include "exec/allreduce/fold.h"
 
+/* The state of the point-to-point allreduces (recursive doubling, Rabenseifner): one scratch vector of the plan's
+ * count elements, which receives the peer's data. Set-up allocates it (plan->impl), teardown frees it. */
+struct pc_allreduce_scratch {
+    void *raw; /* what to free */
+    void *tmp; /* element 0 of the scratch vector */
+};
+int pc_allreduce_scratch_setup(struct plancoll_plan_s *plan);
+void pc_allreduce_scratch_teardown(struct plancoll_plan_s *plan);
+
 /* recvbuf = sendbuf unless in place. */
 int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
 /* Exchanges count elements with peer: sends from sendptr, receives into recvptr. */

@@ -13,34 +13,14 @@
 #include "exec/schedule.h"
 #include "exec/allreduce/common.h"
 
-struct rab {
-    void *raw, *tmp;
-};
-
 static const char *inapplicable(const struct pc_problem *p)
 {
     return p->commutative ? NULL : "reduce-scatter reorders operands: needs a commutative op";
 }
 
-static int setup(struct plancoll_plan_s *plan)
-{
-    struct rab *st = calloc(1, sizeof *st);
-    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "rabenseifner state");
-    plan->impl = st;
-    return pc_alloc_typed(plan->count, &plan->rtype, &st->raw, &st->tmp);
-}
-
-static void teardown(struct plancoll_plan_s *plan)
-{
-    struct rab *st = plan->impl;
-    if (st) free(st->raw);
-    free(st);
-    plan->impl = NULL;
-}
-
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    struct rab *st = plan->impl;
+    struct pc_allreduce_scratch *st = plan->impl;
     int err = pc_allreduce_start(plan, sbuf, rbuf);
     if (err || plan->count == 0 || plan->size == 1) return err;
     struct pc_fold f = pc_fold_make(plan->rank, plan->size);
@@ -88,7 +68,7 @@ const struct pc_algorithm pc_allreduce_rabenseifner = {
     .summary = "reduce-scatter (recursive halving) + allgather (recursive doubling), commutative ops",
     .inapplicable = inapplicable,
     .estimate = estimate,
-    .setup = setup,
+    .setup = pc_allreduce_scratch_setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_allreduce_scratch_teardown,
 };

@@ -11,30 +11,9 @@
 #include "exec/schedule.h"
 #include "exec/allreduce/common.h"
 
-struct rd {
-    void *raw;
-    void *tmp; /* receives the peer's vector; result and incoming buffers swap when the peer is higher */
-};
-
-static int setup(struct plancoll_plan_s *plan)
-{
-    struct rd *st = calloc(1, sizeof *st);
-    if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "recursive doubling state");
-    plan->impl = st;
-    return pc_alloc_typed(plan->count, &plan->rtype, &st->raw, &st->tmp);
-}
-
-static void teardown(struct plancoll_plan_s *plan)
-{
-    struct rd *st = plan->impl;
-    if (st) free(st->raw);
-    free(st);
-    plan->impl = NULL;
-}
-
 static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    struct rd *st = plan->impl;
+    struct pc_allreduce_scratch *st = plan->impl;
     int err = pc_allreduce_start(plan, sbuf, rbuf);
     if (err || plan->count == 0 || plan->size == 1) return err;
     struct pc_fold f = pc_fold_make(plan->rank, plan->size);
@@ -75,7 +54,7 @@ const struct pc_algorithm pc_allreduce_recursive_doubling = {
     .collective = PC_ALLREDUCE,
     .summary = "recursive doubling over the whole vector, any P (fold), keeps rank order",
     .estimate = estimate,
-    .setup = setup,
+    .setup = pc_allreduce_scratch_setup,
     .execute = execute,
-    .teardown = teardown,
+    .teardown = pc_allreduce_scratch_teardown,
 };
