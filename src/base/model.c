@@ -228,6 +228,24 @@ void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes)
     pc_model_derive(m, nnodes);
 }
 
+void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
+{
+    char key[64];
+    pc_model_shape_key(shape, key, sizeof key);
+    const struct pc_machine_model *m = pc_model_lookup(key);
+    if (!m || !m->calibrated) return;
+    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us", m->calibration_seconds, m->sync_us);
+    const char *word[2] = {"unstable", "clamped"};
+    unsigned bits[2] = {m->unstable, m->clamped};
+    for (int w = 0; w < 2; w++) {
+        fprintf(out, "; %s:", word[w]);
+        if (!bits[w]) fprintf(out, " none");
+        for (int f = 0; f < PC_FIG_COUNT; f++)
+            if (bits[w] & PC_FIG_BIT(f)) fprintf(out, " %s", pc_model_figure_names[f]);
+    }
+    fprintf(out, "\n");
+}
+
 /* ---- text form ---- */
 
 static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/problem.h"
 
@@ -104,6 +105,10 @@ unsigned pc_model_check(const struct pc_machine_model *m);
 void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes);
 /* The interquartile ratio q3/q1 of n samples (sorts v; 1 for n < 2; a huge ratio when q1 is 0 and q3 is not). */
 double pc_model_spread(double *v, int n);
+
+/* One line for plancoll_fprint_plan about the calibrated model of `shape` (nothing when there is none): its
+ * calibration time and the figures marked unstable or clamped. */
+void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape);
 
 /* ---- primitives the cost functions are built from (microseconds) ---- */
 /* One inter-node message of `bytes`, alone on the network. */
