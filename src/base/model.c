@@ -9,6 +9,8 @@
 #include <string.h>
 
 const double pc_model_sizes[PC_MODEL_NSIZES] = {8, 64, 512, 4096, 32768, 262144, 2097152};
+const char *const pc_model_figure_names[PC_FIG_COUNT] = {"net",  "o",      "g",         "shm_alpha", "shm_beta", "sync",
+                                                         "taulop", "transpose", "reduce", "reduce_default"};
 
 void pc_model_default(struct pc_machine_model *m)
 {
@@ -130,6 +132,120 @@ double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, 
 
 double pc_cost_transpose(const struct pc_machine_model *m, double bytes) { return m->transpose_us_per_b * bytes; }
 
+/* ---- spread and consistency ---- */
+
+static double quantile_sorted(const double *v, int n, double q)
+{
+    double h = (n - 1) * q;
+    int i = (int)h;
+    if (i >= n - 1) return v[n - 1];
+    return v[i] + (h - i) * (v[i + 1] - v[i]);
+}
+
+double pc_model_spread(double *v, int n)
+{
+    if (n < 2) return 1.0;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    double q1 = quantile_sorted(v, n, 0.25), q3 = quantile_sorted(v, n, 0.75);
+    if (q1 <= 0) return q3 > 0 ? 1e9 : 1.0;
+    return q3 / q1;
+}
+
+/* The most an 8-byte MPI message inside a node can cost: its measured start-up and per-byte cost, but no more
+ * than a message of the same size between nodes (rule 1 below) when both were measured. */
+static double node_message_bound(const struct pc_machine_model *m)
+{
+    double alpha = m->shm_alpha_us;
+    if (m->net_ports >= 1 && m->net_spread[0][0] > 0 && m->net_time[0][0] < alpha) alpha = m->net_time[0][0];
+    return alpha + 8 * m->shm_beta_us_per_b;
+}
+
+/* Calls fn(m, n, level, s) for every measured entry of a concurrent level (>= 2) that runs faster than the lone
+ * level-1 entry beyond the noise slack; returns whether there was one. table 0: net, 1 and 2: taulop n = 1, 2. */
+static bool faster_with_concurrency(struct pc_machine_model *m, int table, bool clamp)
+{
+    bool any = false;
+    int levels = table == 0 ? m->net_ports : m->shm_taus;
+    for (int k = 1; k < levels && k < PC_MODEL_MAX_TAU; k++)
+        for (int s = 0; s < PC_MODEL_NSIZES; s++) {
+            double *t = table == 0 ? &m->net_time[k][s] : &m->shm_time[table - 1][k][s];
+            double lone = table == 0 ? m->net_time[0][s] : m->shm_time[table - 1][0][s];
+            double sp = table == 0 ? m->net_spread[k][s] : m->shm_spread[table - 1][k][s];
+            double sp1 = table == 0 ? m->net_spread[0][s] : m->shm_spread[table - 1][0][s];
+            if (sp > 0 && sp1 > 0 && *t * PC_MODEL_CONSISTENCY_SLACK < lone) {
+                any = true;
+                if (clamp) *t = lone;
+            }
+        }
+    return any;
+}
+
+/* The rules, each between figures measured in the same calibration (a figure with spread 0 was not measured and
+ * is never blamed):
+ *  1. Inter-node latency is at least intra-node latency: a message between nodes goes through the same MPI
+ *     matching and start-up as one inside a node, plus the network. A node message (shm_alpha) measured slower
+ *     than an 8-byte network message (net k=1) waited for the scheduler: it is the one blamed and clamped down.
+ *  2. A flag signal costs no more than an MPI message of the same size inside the node: MPI's shared-memory
+ *     transport signals the receiver the same way and matches and copies besides. A flag signal (sync)
+ *     measured slower waited for a scheduler slice; it is clamped to the 8-byte node message (rule 1's bound).
+ *  3. Per-byte cost cannot fall with concurrency: tau transfers at once share the memory system (and k pairs
+ *     share the node's link), so none of them runs faster than one alone; at best they run in parallel at the
+ *     lone speed. A concurrent entry (taulop tau >= 2, net k >= 2) measured faster than the lone one beyond
+ *     PC_MODEL_CONSISTENCY_SLACK met a cold lone measurement or a warm concurrent one; it is raised to the lone
+ *     entry. */
+unsigned pc_model_check(const struct pc_machine_model *m)
+{
+    unsigned bad = 0;
+    struct pc_machine_model *w = (struct pc_machine_model *)m; /* read only: clamp = false */
+    if (m->net_ports >= 1 && m->net_spread[0][0] > 0 && m->spread[PC_FIG_SHM_ALPHA] > 0 &&
+        m->net_time[0][0] < m->shm_alpha_us)
+        bad |= PC_FIG_BIT(PC_FIG_SHM_ALPHA);
+    if (m->spread[PC_FIG_SYNC] > 0 && m->spread[PC_FIG_SHM_ALPHA] > 0 && m->sync_us > node_message_bound(m))
+        bad |= PC_FIG_BIT(PC_FIG_SYNC);
+    if (faster_with_concurrency(w, 0, false)) bad |= PC_FIG_BIT(PC_FIG_NET);
+    if (faster_with_concurrency(w, 1, false) || faster_with_concurrency(w, 2, false)) bad |= PC_FIG_BIT(PC_FIG_TAULOP);
+    return bad;
+}
+
+void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes)
+{
+    which &= pc_model_check(m);
+    /* rule 2's bound uses rule 1's clamped start-up: compute it first */
+    double bound = node_message_bound(m);
+    if (which & PC_FIG_BIT(PC_FIG_SHM_ALPHA)) m->shm_alpha_us = m->net_time[0][0];
+    if (which & PC_FIG_BIT(PC_FIG_SYNC)) m->sync_us = bound;
+    if (which & PC_FIG_BIT(PC_FIG_NET)) faster_with_concurrency(m, 0, true);
+    if (which & PC_FIG_BIT(PC_FIG_TAULOP)) {
+        faster_with_concurrency(m, 1, true);
+        faster_with_concurrency(m, 2, true);
+    }
+    m->clamped |= which;
+    pc_model_derive(m, nnodes);
+}
+
+void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
+{
+    char key[64];
+    pc_model_shape_key(shape, key, sizeof key);
+    const struct pc_machine_model *m = pc_model_lookup(key);
+    if (!m || !m->calibrated) return;
+    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us", m->calibration_seconds, m->sync_us);
+    const char *word[2] = {"unstable", "clamped"};
+    unsigned bits[2] = {m->unstable, m->clamped};
+    for (int w = 0; w < 2; w++) {
+        fprintf(out, "; %s:", word[w]);
+        if (!bits[w]) fprintf(out, " none");
+        for (int f = 0; f < PC_FIG_COUNT; f++)
+            if (bits[w] & PC_FIG_BIT(f)) fprintf(out, " %s", pc_model_figure_names[f]);
+    }
+    fprintf(out, "\n");
+}
+
 /* ---- text form ---- */
 
 static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -183,6 +299,31 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
             if (m->reduce_us_per_b[o][t] > 0 &&
                 append(buf, len, cap, "reduce %d %d %.17g\n", o, t, m->reduce_us_per_b[o][t]))
                 return -1;
+    /* The spreads (only those measured), then the figures marked unstable or clamped. */
+    for (int k = 0; k < m->net_ports && k < PC_MODEL_MAX_PORTS; k++)
+        if (m->net_spread[k][0] > 0) {
+            snprintf(head, sizeof head, "spread net %d", k + 1);
+            if (append_row(buf, len, cap, head, m->net_spread[k])) return -1;
+        }
+    for (int n = 0; n < 2; n++)
+        for (int t = 0; t < m->shm_taus && t < PC_MODEL_MAX_TAU; t++)
+            if (m->shm_spread[n][t][0] > 0) {
+                snprintf(head, sizeof head, "spread taulop %d %d", n + 1, t + 1);
+                if (append_row(buf, len, cap, head, m->shm_spread[n][t])) return -1;
+            }
+    for (int f = 0; f < PC_FIG_COUNT; f++)
+        if (f != PC_FIG_NET && f != PC_FIG_TAULOP && m->spread[f] > 0 &&
+            append(buf, len, cap, "spread %s %.17g\n", pc_model_figure_names[f], m->spread[f]))
+            return -1;
+    const char *word[2] = {"unstable", "clamped"};
+    unsigned bits[2] = {m->unstable, m->clamped};
+    for (int w = 0; w < 2; w++) {
+        if (!bits[w]) continue;
+        if (append(buf, len, cap, "%s", word[w])) return -1;
+        for (int f = 0; f < PC_FIG_COUNT; f++)
+            if ((bits[w] & PC_FIG_BIT(f)) && append(buf, len, cap, " %s", pc_model_figure_names[f])) return -1;
+        if (append(buf, len, cap, "\n")) return -1;
+    }
     return 0;
 }
 
@@ -235,6 +376,58 @@ static bool at_end(const char *p)
     return *p == '\0';
 }
 
+/* Reads a figure name (one of pc_model_figure_names) followed by a blank or the end; -1 when unknown. */
+static int read_figure(const char **p)
+{
+    size_t n = strcspn(*p, " \t\r\n");
+    for (int f = 0; f < PC_FIG_COUNT; f++)
+        if (strlen(pc_model_figure_names[f]) == n && strncmp(*p, pc_model_figure_names[f], n) == 0) {
+            *p += n;
+            if (**p == ' ') (*p)++;
+            return f;
+        }
+    return -1;
+}
+
+/* "spread net K row", "spread taulop N TAU row" or "spread FIGURE value"; a spread is a ratio, >= 1. */
+static int spread_line(struct pc_machine_model *m, const char **p)
+{
+    int f = read_figure(p), a = 0, b = 0;
+    double *row = NULL, one = 0;
+    if (f == PC_FIG_NET) {
+        if (read_int(p, 1, PC_MODEL_MAX_PORTS, &a)) return 0;
+        row = m->net_spread[a - 1];
+    } else if (f == PC_FIG_TAULOP) {
+        if (read_int(p, 1, 2, &a) || read_int(p, 1, PC_MODEL_MAX_TAU, &b)) return 0;
+        row = m->shm_spread[a - 1][b - 1];
+    } else if (f >= 0) {
+        if (read_number(p, &one) || one < 1) return 0;
+        m->spread[f] = one;
+        return 1;
+    } else {
+        return 0;
+    }
+    double in[PC_MODEL_NSIZES];
+    if (read_row(p, in)) return 0;
+    for (int s = 0; s < PC_MODEL_NSIZES; s++)
+        if (in[s] < 1) return 0;
+    memcpy(row, in, sizeof in);
+    return 1;
+}
+
+/* "unstable FIGURE..." / "clamped FIGURE...": at least one known figure name. */
+static int figure_list(const char **p, unsigned *bits)
+{
+    int count = 0;
+    while (**p && **p != '\r' && **p != '\n') {
+        int f = read_figure(p);
+        if (f < 0) return 0;
+        *bits |= PC_FIG_BIT(f);
+        count++;
+    }
+    return count > 0;
+}
+
 int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err, size_t errlen)
 {
     char key[24];
@@ -274,6 +467,11 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
     } else if (strcmp(key, "reduce") == 0) {
         ok = !read_int(&p, 0, PC_MODEL_MAX_OPS - 1, &a) && !read_int(&p, 0, PC_MODEL_MAX_TYPES - 1, &b) &&
              !read_number(&p, &m->reduce_us_per_b[a][b]);
+    } else if (strcmp(key, "spread") == 0) {
+        ok = spread_line(m, &p);
+    } else if (strcmp(key, "unstable") == 0 || strcmp(key, "clamped") == 0) {
+        unsigned *bits = key[0] == 'u' ? &m->unstable : &m->clamped;
+        ok = figure_list(&p, bits);
     } else {
         return fail(err, errlen, "unknown model key '%s'", key);
     }

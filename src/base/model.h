@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/problem.h"
 
@@ -20,6 +21,31 @@ extern const double pc_model_sizes[PC_MODEL_NSIZES];
 #define PC_MODEL_MAX_PORTS 8
 #define PC_MODEL_MAX_OPS 16
 #define PC_MODEL_MAX_TYPES 48
+
+/* The calibrated figures, by name (the model text's spread / unstable / clamped lines use these names). Table
+ * figures (net, taulop) carry a spread per entry; the flags below are per figure. */
+enum pc_model_figure {
+    PC_FIG_NET,            /* net_time: inter-node messages, k concurrent pairs */
+    PC_FIG_O,              /* o_us */
+    PC_FIG_G,              /* g_us */
+    PC_FIG_SHM_ALPHA,      /* shm_alpha_us */
+    PC_FIG_SHM_BETA,       /* shm_beta_us_per_b */
+    PC_FIG_SYNC,           /* sync_us */
+    PC_FIG_TAULOP,         /* shm_time: shared-memory transfers, tau concurrent */
+    PC_FIG_TRANSPOSE,      /* transpose_us_per_b */
+    PC_FIG_REDUCE,         /* reduce_us_per_b (the worst spread over the table) */
+    PC_FIG_REDUCE_DEFAULT, /* reduce_default_us_per_b */
+    PC_FIG_COUNT
+};
+extern const char *const pc_model_figure_names[PC_FIG_COUNT];
+#define PC_FIG_BIT(f) (1u << (f))
+/* A figure is stable when the interquartile ratio (third quartile / first quartile) of its repetitions is at
+ * most this: half the repetitions lie within 30% of each other. Calibration repeats a figure until it is, or
+ * its time runs out (then the figure is marked unstable). */
+#define PC_MODEL_STABLE_SPREAD 1.3
+/* Measurement noise the consistency rules tolerate before they call two figures inconsistent (a concurrent
+ * transfer measured up to 20% faster than a lone one is noise, not a contradiction). */
+#define PC_MODEL_CONSISTENCY_SLACK 1.2
 
 struct pc_machine_model {
     /* Where the numbers come from: "default" or "calibrated", and the shape they were measured on. */
@@ -51,6 +77,15 @@ struct pc_machine_model {
     double reduce_us_per_b[PC_MODEL_MAX_OPS][PC_MODEL_MAX_TYPES];
     double reduce_default_us_per_b; /* user ops and unmeasured pairs (MPI_Reduce_local) */
 
+    /* How far each figure can be trusted: its spread, the interquartile ratio q3/q1 over its repetitions
+     * (>= 1; 0 = not measured: a default, or a model read from a text that did not carry it). The consistency
+     * rules (pc_model_check) apply only to measured figures. */
+    double net_spread[PC_MODEL_MAX_PORTS][PC_MODEL_NSIZES];
+    double shm_spread[2][PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
+    double spread[PC_FIG_COUNT]; /* the scalar figures' (o, g, shm_alpha, shm_beta, sync, transpose, reduce...) */
+    unsigned unstable; /* PC_FIG_BIT per figure whose spread stayed above PC_MODEL_STABLE_SPREAD when its time ran out */
+    unsigned clamped;  /* PC_FIG_BIT per figure a consistency rule clamped after a re-measurement */
+
     /* Summary numbers kept for the simple formulas: a generic message start-up and per-byte cost (the
      * network's on several nodes, the node's on one), a generic reduction and copy per byte. */
     double alpha_us, beta_us_per_b, gamma_us_per_b, copy_us_per_b;
@@ -60,6 +95,20 @@ struct pc_machine_model {
 void pc_model_default(struct pc_machine_model *m);
 /* Recomputes the summary numbers from the tables (after calibration or parsing). */
 void pc_model_derive(struct pc_machine_model *m, int nnodes);
+
+/* ---- consistency between related figures (calibrate.c re-measures, then clamps) ---- */
+/* The PC_FIG_BITs of measured figures that break a consistency rule (model.c states each rule and why); the
+ * bit names the figure the rule blames, the one pc_model_clamp changes. 0: consistent. */
+unsigned pc_model_check(const struct pc_machine_model *m);
+/* Clamps the figures of `which` (bits from pc_model_check) to the bound their rule gives, marks them in
+ * m->clamped, and recomputes the summary numbers (node count from nnodes). */
+void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes);
+/* The interquartile ratio q3/q1 of n samples (sorts v; 1 for n < 2; a huge ratio when q1 is 0 and q3 is not). */
+double pc_model_spread(double *v, int n);
+
+/* One line for plancoll_fprint_plan about the calibrated model of `shape` (nothing when there is none): its
+ * calibration time and the figures marked unstable or clamped. */
+void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape);
 
 /* ---- primitives the cost functions are built from (microseconds) ---- */
 /* One inter-node message of `bytes`, alone on the network. */

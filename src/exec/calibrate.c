@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exec/plan.h"
@@ -33,27 +34,90 @@ struct cal {
     struct pc_node_shm area;     /* node-shared: flags line per local rank, then MAX_BYTES slot per local rank */
     char *shm;
     _Atomic uint64_t *flags;     /* local rank i's flag at flags[i * 8] */
-    uint64_t seq;
+    uint64_t seq;                /* the next flag value unused on every rank (flags only grow) */
+    double t0;                   /* when calibration began (MPI_Wtime) */
     bool progress;               /* rank 0 prints a progress line (stderr is a terminal) */
 };
 
-/* Few repetitions: the tables feed a ranking, not a paper, and an oversubscribed node pays a scheduler slice
- * for every wait. */
+/* Repetitions per round: few, the tables feed a ranking, not a paper, and an oversubscribed node pays a
+ * scheduler slice for every wait. A figure whose spread is still above PC_MODEL_STABLE_SPREAD after a round gets
+ * another round (more samples, the median and spread taken over all of them), up to MAX_ROUNDS. */
 static int reps_for(double bytes) { return bytes <= 4096 ? 15 : bytes <= 32768 ? 5 : bytes <= 262144 ? 3 : 2; }
 
-enum { MAX_REPS = 16 };
+enum { MAX_ROUNDS = 4, MAX_SAMPLES = 64 };
+/* A stage (one concurrency level, the node's messages, ...) stops repeating once it has taken STAGE_FACTOR times
+ * its first round, or the whole calibration CALIBRATION_BUDGET_S: time is bounded whatever the machine does. */
+#define STAGE_FACTOR 2.0
+#define CALIBRATION_BUDGET_S 0.12
+/* Differences below this are the timer's and the loop's, not the machine's: the spread of a figure is taken on
+ * samples raised by it, so an 8-byte copy timed at 0.03 or 0.04 us is stable. */
+#define SPREAD_FLOOR_US 0.1
 
-/* The median of n samples (n <= MAX_REPS): a repetition that lost its core to another rank for a scheduler
- * slice must not set the model, or two runs on the same machine would rank candidates differently. */
-static double median_of(double *v, int n)
+/* The samples of one figure: its median sets the model (a repetition that lost its core to another rank for a
+ * scheduler slice must not), the interquartile ratio says how far the median can be trusted. */
+struct series {
+    double v[MAX_SAMPLES];
+    int n;
+};
+
+static void series_add(struct series *x, double v)
 {
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
+    if (x->n < MAX_SAMPLES) x->v[x->n++] = v;
+}
+
+static double series_median(struct series *x)
+{
+    double *v = x->v;
+    int n = x->n;
+    if (n == 0) return 0;
+    pc_model_spread(v, n); /* sorts */
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double series_spread(struct series *x)
+{
+    if (!x->n) return 0;
+    double v[MAX_SAMPLES];
+    for (int i = 0; i < x->n; i++) v[i] = x->v[i] + SPREAD_FLOOR_US;
+    return pc_model_spread(v, x->n);
+}
+
+/* After a round of a stage: the worst spread of each of n entries over the ranks (ranks that measured nothing
+ * give 0) and the time taken, agreed by every rank of the layout, so all take the same decision. need[i]: entry i
+ * is still unstable; *more: another round runs (some entry unstable, rounds and time left). */
+static int another_round(struct cal *c, bool idle, const double *spread, int n, int round, double stage_t0,
+                         double *first_round, bool *need, bool *more)
+{
+    double v[PC_MODEL_NSIZES + 2];
+    for (int i = 0; i < n; i++) v[i] = spread[i];
+    double now = MPI_Wtime();
+    v[n] = now - stage_t0;
+    v[n + 1] = now - c->t0;
+    /* A rank that measured nothing this stage waits here while the others measure: it sleeps between tests
+     * instead of yielding, so that with more ranks than cores the measuring ranks keep the cores (a flag
+     * ping-pong that waits for an idle rank's turn measures the scheduler, 0.3 us one run and 80 us the next). */
+    MPI_Request rq;
+    PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, n + 2, MPI_DOUBLE, MPI_MAX, c->L->comm, &rq));
+    if (idle) {
+        int done = 0;
+        for (;;) {
+            PC_MPI_CHECK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
+            if (done) break;
+            struct timespec pause = {0, 20000};
+            nanosleep(&pause, NULL);
+        }
+    } else {
+        int err = pc_wait_layout(c->L, 1, &rq);
+        if (err) return err;
+    }
+    if (round == 0) *first_round = v[n];
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        need[i] = v[i] > PC_MODEL_STABLE_SPREAD;
+        any = any || need[i];
+    }
+    *more = any && round + 1 < MAX_ROUNDS && v[n] < STAGE_FACTOR * *first_round && v[n + 1] < CALIBRATION_BUDGET_S;
+    return PLANCOLL_SUCCESS;
 }
 
 /* Concurrency levels measured: 1, 2 and the largest (the rows between are interpolated), so calibration costs
@@ -78,12 +142,11 @@ static int global_of(const struct pc_layout *L, int node, int local)
     return L->node_ranks[L->node_first[node] + local];
 }
 
-/* One-way time of a ping-pong of `bytes` between this rank and peer, reps round trips; the lower rank leads. */
-static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, double *oneway)
+/* reps round trips of a ping-pong of `bytes` between this rank and peer (the lower rank leads); each one-way time
+ * goes into x. */
+static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, struct series *x)
 {
     MPI_Request rq;
-    double samples[MAX_REPS];
-    if (reps > MAX_REPS) reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {
         double t0 = MPI_Wtime();
         if (lead) {
@@ -101,33 +164,30 @@ static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, dou
             err = pc_wait_layout(c->L, 1, &rq);
             if (err) return err;
         }
-        samples[r] = (MPI_Wtime() - t0) * 1e6 / 2.0;
+        series_add(x, (MPI_Wtime() - t0) * 1e6 / 2.0);
     }
-    *oneway = median_of(samples, reps);
     return PLANCOLL_SUCCESS;
 }
 
-/* Time of one exchange of `bytes` in both directions at once with peer (both post receive and send, then wait),
- * the median over reps: how direct exchanges (pairwise, spread-out) use messages inside a node; MPICH moves
- * both directions concurrently, so a one-way ping-pong overstates their cost. */
-static int exchange(struct cal *c, int peer, int bytes, int reps, double *us)
+/* reps exchanges of `bytes` in both directions at once with peer (both post receive and send, then wait): how
+ * direct exchanges (pairwise, spread-out) use messages inside a node; MPICH moves both directions concurrently,
+ * so a one-way ping-pong overstates their cost. */
+static int exchange(struct cal *c, int peer, int bytes, int reps, struct series *x)
 {
     MPI_Request rq[2];
-    double samples[MAX_REPS];
-    if (reps > MAX_REPS) reps = MAX_REPS;
     for (int r = 0; r < reps; r++) {
         double t0 = MPI_Wtime();
         PC_MPI_CHECK(MPI_Irecv(c->priv2, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[0]));
         PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[1]));
         int err = pc_wait_layout(c->L, 2, rq);
         if (err) return err;
-        samples[r] = (MPI_Wtime() - t0) * 1e6;
+        series_add(x, (MPI_Wtime() - t0) * 1e6);
     }
-    *us = median_of(samples, reps);
     return PLANCOLL_SUCCESS;
 }
 
-/* k concurrent pairs (local rank i < k of node 0 with local rank i of node 1), every table size. */
+/* k concurrent pairs (local rank i < k of node 0 with local rank i of node 1), every table size, each size
+ * repeated in rounds until stable. */
 static int measure_network(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -135,49 +195,75 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
     if (kmax > PC_MODEL_MAX_PORTS) kmax = PC_MODEL_MAX_PORTS;
     m->net_ports = kmax;
     say(c, "network");
+    int err;
     for (int k = 1; k <= kmax; k++) {
         if (!measured_level(k, kmax)) continue;
-        int err = pc_barrier_wait(L);
-        if (err) return err;
+        if ((err = pc_barrier_wait(L))) return err;
         bool mine = (L->node_id == 0 || L->node_id == 1) && L->node_rank < k;
-        if (!mine) continue;
-        int peer = global_of(L, 1 - L->node_id, L->node_rank);
-        for (int s = 0; s < PC_MODEL_NSIZES; s++) {
-            double t = 0;
-            err = pingpong(c, peer, (int)pc_model_sizes[s], reps_for(pc_model_sizes[s]), L->node_id == 0, &t);
-            if (err) return err;
-            m->net_time[k - 1][s] = t;
+        int peer = mine ? global_of(L, 1 - L->node_id, L->node_rank) : -1;
+        struct series x[PC_MODEL_NSIZES];
+        memset(x, 0, sizeof x);
+        bool need[PC_MODEL_NSIZES], more = true;
+        for (int s = 0; s < PC_MODEL_NSIZES; s++) need[s] = true;
+        double stage_t0 = MPI_Wtime(), first = 0, spread[PC_MODEL_NSIZES];
+        for (int round = 0; more; round++) {
+            for (int s = 0; s < PC_MODEL_NSIZES && mine; s++)
+                if (need[s] && (err = pingpong(c, peer, (int)pc_model_sizes[s], reps_for(pc_model_sizes[s]),
+                                               L->node_id == 0, &x[s])))
+                    return err;
+            for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
+            if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more))) return err;
+        }
+        for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
+            m->net_time[k - 1][s] = series_median(&x[s]);
+            m->net_spread[k - 1][s] = spread[s];
         }
     }
-    /* Overhead and gap: local rank 0 of node 0 sends a burst of small messages to node 1, which acknowledges. */
-    int err = pc_barrier_wait(L);
-    if (err) return err;
-    enum { BURST = 32 };
-    if ((L->node_id == 0 || L->node_id == 1) && L->node_rank == 0) {
-        MPI_Request rq[BURST];
-        int peer = global_of(L, 1 - L->node_id, 0);
-        double t0 = MPI_Wtime(), inside = 0;
-        for (int i = 0; i < BURST; i++) {
-            double a = MPI_Wtime();
-            if (L->node_id == 0)
-                PC_MPI_CHECK(MPI_Isend(c->priv + 8 * i, 8, MPI_BYTE, peer, PC_TAG_COPY + 8, L->comm, &rq[i]));
+    /* Overhead and gap: local rank 0 of node 0 sends a burst of small messages to node 1, which acknowledges;
+     * the burst is repeated and the median taken. */
+    enum { BURST = 32, BURSTS = 5 };
+    bool mine = (L->node_id == 0 || L->node_id == 1) && L->node_rank == 0;
+    int peer = mine ? global_of(L, 1 - L->node_id, 0) : -1;
+    struct series o, g;
+    memset(&o, 0, sizeof o);
+    memset(&g, 0, sizeof g);
+    bool need[2] = {true, true}, more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread[2] = {0, 0};
+    if ((err = pc_barrier_wait(L))) return err;
+    for (int round = 0; more; round++) {
+        for (int b = 0; b < BURSTS && mine; b++) {
+            MPI_Request rq[BURST];
+            double t0 = MPI_Wtime(), inside = 0;
+            for (int i = 0; i < BURST; i++) {
+                double a = MPI_Wtime();
+                if (L->node_id == 0)
+                    PC_MPI_CHECK(MPI_Isend(c->priv + 8 * i, 8, MPI_BYTE, peer, PC_TAG_COPY + 8, L->comm, &rq[i]));
+                else
+                    PC_MPI_CHECK(MPI_Irecv(c->priv2 + 8 * i, 8, MPI_BYTE, peer, PC_TAG_COPY + 8, L->comm, &rq[i]));
+                inside += MPI_Wtime() - a;
+            }
+            if ((err = pc_wait_layout(L, BURST, rq))) return err;
+            if (L->node_id == 1)
+                PC_MPI_CHECK(MPI_Isend(c->priv, 1, MPI_BYTE, peer, PC_TAG_COPY + 9, L->comm, &rq[0]));
             else
-                PC_MPI_CHECK(MPI_Irecv(c->priv2 + 8 * i, 8, MPI_BYTE, peer, PC_TAG_COPY + 8, L->comm, &rq[i]));
-            inside += MPI_Wtime() - a;
+                PC_MPI_CHECK(MPI_Irecv(c->priv2, 1, MPI_BYTE, peer, PC_TAG_COPY + 9, L->comm, &rq[0]));
+            if ((err = pc_wait_layout(L, 1, rq))) return err;
+            if (L->node_id == 0) {
+                double burst = (MPI_Wtime() - t0) * 1e6, ov = inside * 1e6 / BURST;
+                double gap = (burst - 2 * m->net_time[0][0]) / (BURST - 1);
+                series_add(&o, ov);
+                series_add(&g, gap < ov ? ov : gap);
+            }
         }
-        if ((err = pc_wait_layout(L, BURST, rq))) return err;
-        if (L->node_id == 1) {
-            PC_MPI_CHECK(MPI_Isend(c->priv, 1, MPI_BYTE, peer, PC_TAG_COPY + 9, L->comm, &rq[0]));
-        } else {
-            PC_MPI_CHECK(MPI_Irecv(c->priv2, 1, MPI_BYTE, peer, PC_TAG_COPY + 9, L->comm, &rq[0]));
-        }
-        if ((err = pc_wait_layout(L, 1, rq))) return err;
-        if (L->node_id == 0) {
-            double burst = (MPI_Wtime() - t0) * 1e6;
-            m->o_us = inside * 1e6 / BURST;
-            m->g_us = (burst - 2 * m->net_time[0][0]) / (BURST - 1);
-            if (m->g_us < m->o_us) m->g_us = m->o_us;
-        }
+        spread[0] = L->node_id == 0 && mine ? series_spread(&o) : 0;
+        spread[1] = L->node_id == 0 && mine ? series_spread(&g) : 0;
+        if ((err = another_round(c, !mine, spread, 2, round, stage_t0, &first, need, &more))) return err;
+    }
+    if (L->node_id == 0 && mine) {
+        m->o_us = series_median(&o);
+        m->g_us = series_median(&g);
+        m->spread[PC_FIG_O] = spread[0];
+        m->spread[PC_FIG_G] = spread[1];
     }
     return PLANCOLL_SUCCESS;
 }
@@ -194,126 +280,193 @@ static void fit_loggp(struct pc_machine_model *m)
     m->L_us = L > 0 ? L : t[0] / 2;
 }
 
+/* MPI messages inside node 0 (an 8 B and a 256 KiB exchange between local ranks 0 and 1) and a flag ping-pong
+ * between them (sync), in rounds until stable. Sequence numbers of the flags start at c->seq; every rank
+ * advances c->seq past all of them. */
 static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
     say(c, "shared-memory messages");
     int err = pc_barrier_wait(L);
     if (err) return err;
-    if (L->node_id != 0 || L->node_size < 2 || L->node_rank > 1) return PLANCOLL_SUCCESS;
-    int peer = global_of(L, 0, 1 - L->node_rank);
-    double small, large;
-    if ((err = exchange(c, peer, 8, 15, &small))) return err;
-    if ((err = exchange(c, peer, 262144, 5, &large))) return err;
+    bool mine = L->node_id == 0 && L->node_size >= 2 && L->node_rank <= 1;
+    int peer = mine ? global_of(L, 0, 1 - L->node_rank) : -1;
+    enum { SMALL, LARGE, SYNC, N };
+    struct series x[N];
+    memset(x, 0, sizeof x);
+    bool need[N] = {true, true, true}, more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread[N] = {0, 0, 0};
+    uint64_t seq = c->seq;
+    for (int round = 0; more; round++) {
+        if (mine && need[SMALL] && (err = exchange(c, peer, 8, 15, &x[SMALL]))) return err;
+        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 5, &x[LARGE]))) return err;
+        /* a signal through shared memory: flag ping-pong between local ranks 0 and 1 */
+        if (mine && need[SYNC]) {
+            _Atomic uint64_t *flag = &c->flags[8 * L->node_rank], *theirs = &c->flags[8 * (1 - L->node_rank)];
+            for (int r = 1; r <= 15; r++) {
+                double t0 = MPI_Wtime();
+                if (L->node_rank == 0) {
+                    pc_flag_post(flag, seq + (uint64_t)r);
+                    pc_flag_wait(L, theirs, seq + (uint64_t)r);
+                } else {
+                    pc_flag_wait(L, theirs, seq + (uint64_t)r);
+                    pc_flag_post(flag, seq + (uint64_t)r);
+                }
+                series_add(&x[SYNC], (MPI_Wtime() - t0) * 1e6 / 2.0);
+            }
+        }
+        seq += 16;
+        for (int i = 0; i < N; i++) spread[i] = mine ? series_spread(&x[i]) : 0;
+        if ((err = another_round(c, !mine, spread, N, round, stage_t0, &first, need, &more))) return err;
+    }
+    c->seq = seq + 1;
+    if (!mine) return PLANCOLL_SUCCESS;
+    double small = series_median(&x[SMALL]), large = series_median(&x[LARGE]);
     m->shm_alpha_us = small;
     m->shm_beta_us_per_b = large > small ? (large - small) / (262144 - 8) : small / 262144;
-    /* a signal through shared memory: flag ping-pong between local ranks 0 and 1 */
-    int reps = 15;
-    _Atomic uint64_t *mine = &c->flags[8 * L->node_rank], *theirs = &c->flags[8 * (1 - L->node_rank)];
-    uint64_t base = c->seq;
-    double samples[MAX_REPS];
-    for (int r = 1; r <= reps; r++) {
-        double t0 = MPI_Wtime();
-        if (L->node_rank == 0) {
-            pc_flag_post(mine, base + (uint64_t)r);
-            pc_flag_wait(L, theirs, base + (uint64_t)r);
-        } else {
-            pc_flag_wait(L, theirs, base + (uint64_t)r);
-            pc_flag_post(mine, base + (uint64_t)r);
-        }
-        samples[r - 1] = (MPI_Wtime() - t0) * 1e6 / 2.0;
-    }
-    m->sync_us = median_of(samples, reps);
+    m->sync_us = series_median(&x[SYNC]);
+    m->spread[PC_FIG_SHM_ALPHA] = spread[SMALL];
+    m->spread[PC_FIG_SHM_BETA] = spread[LARGE];
+    m->spread[PC_FIG_SYNC] = spread[SYNC];
     return PLANCOLL_SUCCESS;
 }
 
-/* tau-Lop on every node at once: local ranks < tau copy, the others wait at the node barrier. */
+/* tau-Lop on every node at once: local ranks < tau copy, the others wait; each level in rounds until stable.
+ * Sequence numbers of the 2-copy handoff continue from c->seq on every rank alike. */
 static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
 {
     struct pc_layout *L = c->L;
     say(c, "shared-memory copies");
     m->shm_taus = taumax;
-    /* Sequence numbers of the 2-copy handoff continue from the sync measurement's on every rank. */
-    uint64_t seq = c->seq + 1000;
+    uint64_t seq = c->seq;
+    int err;
     for (int n = 1; n <= 2; n++)
         for (int tau = 1; tau <= taumax; tau++) {
             if (!measured_level(tau, taumax)) continue;
             pc_node_barrier(L);
-            for (int s = 0; s < PC_MODEL_NSIZES; s++) {
-                size_t bytes = (size_t)pc_model_sizes[s];
-                int reps = reps_for((double)bytes);
-                if (L->node_rank >= tau) {
-                    seq += (uint64_t)reps;
-                    continue;
-                }
-                int peer = (L->node_rank + 1) % tau;
-                int from = tau == 1 ? (L->node_rank + 1) % L->node_size : peer;
-                int prev = tau == 1 ? L->node_rank : (L->node_rank + tau - 1) % tau;
-                char *own = c->shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES;
-                double samples[MAX_REPS];
-                for (int r = 0; r < reps; r++) {
-                    double t0 = MPI_Wtime();
-                    seq++;
-                    if (n == 1) {
-                        memcpy(c->priv, c->shm + 64 * (size_t)L->node_size + (size_t)from * MAX_BYTES, bytes);
-                    } else {
-                        /* write own slot, signal, wait for the previous rank's signal, read its slot (tau = 1
-                         * hands off to itself: the copy out still follows the signal) */
-                        memcpy(own, c->priv, bytes);
-                        pc_flag_post(&c->flags[8 * L->node_rank], seq);
-                        pc_flag_wait(L, &c->flags[8 * prev], seq);
-                        memcpy(c->priv2, c->shm + 64 * (size_t)L->node_size + (size_t)prev * MAX_BYTES, bytes);
+            bool mine = L->node_rank < tau;
+            int peer = (L->node_rank + 1) % tau;
+            int from = tau == 1 ? (L->node_rank + 1) % L->node_size : peer;
+            int prev = tau == 1 ? L->node_rank : (L->node_rank + tau - 1) % tau;
+            char *slots = c->shm + 64 * (size_t)L->node_size;
+            char *own = slots + (size_t)L->node_rank * MAX_BYTES;
+            struct series x[PC_MODEL_NSIZES];
+            memset(x, 0, sizeof x);
+            bool need[PC_MODEL_NSIZES], more = true;
+            for (int s = 0; s < PC_MODEL_NSIZES; s++) need[s] = true;
+            double stage_t0 = MPI_Wtime(), first = 0, spread[PC_MODEL_NSIZES];
+            for (int round = 0; more; round++) {
+                for (int s = 0; s < PC_MODEL_NSIZES; s++) {
+                    if (!need[s]) continue;
+                    size_t bytes = (size_t)pc_model_sizes[s];
+                    int reps = reps_for((double)bytes);
+                    if (!mine) {
+                        seq += (uint64_t)reps;
+                        continue;
                     }
-                    samples[r] = (MPI_Wtime() - t0) * 1e6;
+                    for (int r = 0; r < reps; r++) {
+                        double t0 = MPI_Wtime();
+                        seq++;
+                        if (n == 1) {
+                            memcpy(c->priv, slots + (size_t)from * MAX_BYTES, bytes);
+                        } else {
+                            /* write own slot, signal, wait for the previous rank's signal, read its slot (tau = 1
+                             * hands off to itself: the copy out still follows the signal) */
+                            memcpy(own, c->priv, bytes);
+                            pc_flag_post(&c->flags[8 * L->node_rank], seq);
+                            pc_flag_wait(L, &c->flags[8 * prev], seq);
+                            memcpy(c->priv2, slots + (size_t)prev * MAX_BYTES, bytes);
+                        }
+                        series_add(&x[s], (MPI_Wtime() - t0) * 1e6);
+                    }
                 }
-                m->shm_time[n - 1][tau - 1][s] = median_of(samples, reps);
+                for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
+                if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more)))
+                    return err;
+            }
+            for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
+                m->shm_time[n - 1][tau - 1][s] = series_median(&x[s]);
+                m->shm_spread[n - 1][tau - 1][s] = spread[s];
             }
         }
-    c->seq = seq;
+    c->seq = seq + 1;
     return PLANCOLL_SUCCESS;
+}
+
+/* Repeats a local timing (no communication: each rank on its own) until its samples are stable, MAX_ROUNDS
+ * rounds of `reps` (the ~100 entries of the reduction table: one round each), 10 ms at most. Returns the median; *spread gets the spread. */
+static double local_figure(struct cal *c, void (*once)(struct cal *, int), int arg, int reps, int rounds, double *spread)
+{
+    struct series x;
+    memset(&x, 0, sizeof x);
+    double start = MPI_Wtime();
+    once(c, arg); /* warm the caches and the code */
+    for (int round = 0; round < rounds; round++) {
+        for (int r = 0; r < reps; r++) {
+            double a = MPI_Wtime();
+            once(c, arg);
+            series_add(&x, (MPI_Wtime() - a) * 1e6);
+        }
+        *spread = series_spread(&x);
+        if (*spread <= PC_MODEL_STABLE_SPREAD || MPI_Wtime() - c->t0 > CALIBRATION_BUDGET_S ||
+            MPI_Wtime() - start > 0.01)
+            break;
+    }
+    return series_median(&x);
+}
+
+/* Blocked transpose of 64 x 64 blocks of 64 bytes (the node-aware packing's access pattern). */
+enum { TR_NB = 64, TR_B = 64 };
+static void transpose_once(struct cal *c, int unused)
+{
+    (void)unused;
+    for (int i = 0; i < TR_NB; i++)
+        for (int j = 0; j < TR_NB; j++)
+            memcpy(c->priv2 + ((size_t)j * TR_NB + (size_t)i) * TR_B, c->priv + ((size_t)i * TR_NB + (size_t)j) * TR_B,
+                   TR_B);
+}
+
+static struct pc_reduction reduce_now;
+static void reduce_once(struct cal *c, int count) { pc_reduce(&reduce_now, c->priv, c->priv2, count); }
+static void reduce_local_once(struct cal *c, int count)
+{
+    MPI_Reduce_local(c->priv, c->priv2, count, MPI_DOUBLE, MPI_SUM);
 }
 
 static void measure_local(struct cal *c, struct pc_machine_model *m)
 {
     say(c, "transpose and reductions");
-    /* Blocked transpose of 64 x 64 blocks of 64 bytes (the node-aware packing's access pattern). */
-    enum { NB = 64, B = 64 };
-    double t0 = MPI_Wtime();
-    int reps = 8;
-    for (int r = 0; r < reps; r++)
-        for (int i = 0; i < NB; i++)
-            for (int j = 0; j < NB; j++)
-                memcpy(c->priv2 + ((size_t)j * NB + (size_t)i) * B, c->priv + ((size_t)i * NB + (size_t)j) * B, B);
-    m->transpose_us_per_b = (MPI_Wtime() - t0) * 1e6 / ((double)reps * NB * NB * B);
+    double spread = 0;
+    m->transpose_us_per_b = local_figure(c, transpose_once, 0, 5, MAX_ROUNDS, &spread) / ((double)TR_NB * TR_NB * TR_B);
+    m->spread[PC_FIG_TRANSPOSE] = spread;
 
-    /* Every fast (op, type) loop on 64 KiB; MPI_Reduce_local (user ops) on MPI_SUM of doubles. */
+    /* Every fast (op, type) loop on 64 KiB; MPI_Reduce_local (user ops) on MPI_SUM of doubles. The table's spread
+     * is its worst entry's. */
     memset(c->priv, 0x3f, REDUCE_BYTES);
     memset(c->priv2, 0x3f, REDUCE_BYTES);
     int ntypes = pc_predefined_type_count();
+    double worst = 0;
     for (int o = 0; o < PC_MODEL_MAX_OPS; o++) {
         MPI_Op op = pc_predefined_op(o);
         if (op == MPI_OP_NULL) break;
         for (int t = 0; t < ntypes && t < PC_MODEL_MAX_TYPES; t++) {
-            struct pc_reduction red;
             bool commutative;
             MPI_Datatype type = pc_predefined_type(t);
-            if (pc_reduction_init(&red, op, type, &commutative) != PLANCOLL_SUCCESS || !red.fast) continue;
+            if (pc_reduction_init(&reduce_now, op, type, &commutative) != PLANCOLL_SUCCESS || !reduce_now.fast) continue;
             int size = 0;
             MPI_Aint lb, extent;
             MPI_Type_size(type, &size);
             MPI_Type_get_extent(type, &lb, &extent);
             if (size <= 0 || extent < size) continue;
             int count = (int)(REDUCE_BYTES / extent); /* pairs (MPI_DOUBLE_INT) have holes: their extent fits */
-            pc_reduce(&red, c->priv, c->priv2, count); /* warm */
-            double a = MPI_Wtime();
-            for (int r = 0; r < 4; r++) pc_reduce(&red, c->priv, c->priv2, count);
-            m->reduce_us_per_b[o][t] = (MPI_Wtime() - a) * 1e6 / (4.0 * count * size);
+            m->reduce_us_per_b[o][t] = local_figure(c, reduce_once, count, 3, 1, &spread) / ((double)count * size);
+            if (spread > worst) worst = spread;
         }
     }
+    m->spread[PC_FIG_REDUCE] = worst;
     pc_clear_error();
-    double a = MPI_Wtime();
-    for (int r = 0; r < 4; r++) MPI_Reduce_local(c->priv, c->priv2, REDUCE_BYTES / 8, MPI_DOUBLE, MPI_SUM);
-    m->reduce_default_us_per_b = (MPI_Wtime() - a) * 1e6 / (4.0 * REDUCE_BYTES);
+    m->reduce_default_us_per_b = local_figure(c, reduce_local_once, REDUCE_BYTES / 8, 3, MAX_ROUNDS, &spread) / REDUCE_BYTES;
+    m->spread[PC_FIG_REDUCE_DEFAULT] = spread;
 }
 
 /* The measured part of the model as one vector, for the maximum over ranks. */
@@ -322,7 +475,7 @@ enum {
     V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
     V_SCALARS = 8,
-    V_ALL = V_NET + V_SHM + V_RED + V_SCALARS
+    V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
 };
 
 static void to_vector(const struct pc_machine_model *m, double *v)
@@ -339,6 +492,10 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     s[5] = m->transpose_us_per_b;
     s[6] = m->reduce_default_us_per_b;
     s[7] = m->calibration_seconds;
+    double *sp = s + V_SCALARS;
+    memcpy(sp, m->net_spread, sizeof m->net_spread);
+    memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
+    memcpy(sp + V_NET + V_SHM, m->spread, sizeof m->spread);
 }
 
 static void from_vector(struct pc_machine_model *m, const double *v)
@@ -355,6 +512,71 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     m->transpose_us_per_b = s[5];
     m->reduce_default_us_per_b = s[6];
     m->calibration_seconds = s[7];
+    const double *sp = s + V_SCALARS;
+    memcpy(m->net_spread, sp, sizeof m->net_spread);
+    memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
+    memcpy(m->spread, sp + V_NET + V_SHM, sizeof m->spread);
+}
+
+/* Every rank's figures replaced by the maximum over ranks (and so equal everywhere). */
+static int agree(struct cal *c, struct pc_machine_model *meas)
+{
+    double *v = malloc(sizeof(double) * 2 * V_ALL);
+    if (!v) return pc_error(PLANCOLL_ERR_NOMEM, "calibration vector");
+    to_vector(meas, v);
+    int err = pc_allreduce_wait(c->L, v, v + V_ALL, V_ALL, MPI_DOUBLE, MPI_MAX);
+    if (!err) from_vector(meas, v + V_ALL);
+    free(v);
+    return err;
+}
+
+/* The figures whose agreed spread stayed above the bound: their stage ran out of rounds or time. */
+static unsigned unstable_figures(const struct pc_machine_model *m)
+{
+    unsigned bits = 0;
+    for (int k = 0; k < PC_MODEL_MAX_PORTS; k++)
+        for (int s = 0; s < PC_MODEL_NSIZES; s++)
+            if (m->net_spread[k][s] > PC_MODEL_STABLE_SPREAD) bits |= PC_FIG_BIT(PC_FIG_NET);
+    for (int n = 0; n < 2; n++)
+        for (int t = 0; t < PC_MODEL_MAX_TAU; t++)
+            for (int s = 0; s < PC_MODEL_NSIZES; s++)
+                if (m->shm_spread[n][t][s] > PC_MODEL_STABLE_SPREAD) bits |= PC_FIG_BIT(PC_FIG_TAULOP);
+    for (int f = 0; f < PC_FIG_COUNT; f++)
+        if (f != PC_FIG_NET && f != PC_FIG_TAULOP && m->spread[f] > PC_MODEL_STABLE_SPREAD) bits |= PC_FIG_BIT(f);
+    return bits;
+}
+
+/* Re-measures the stages of the figures in `bad` (bits of pc_model_check, equal on every rank: the model is
+ * agreed) and puts the new agreed figures of those stages into meas. */
+static int remeasure(struct cal *c, struct pc_machine_model *meas, unsigned bad, int taumax)
+{
+    struct pc_machine_model again;
+    memset(&again, 0, sizeof again);
+    int err;
+    bool node = bad & (PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SYNC));
+    if ((bad & PC_FIG_BIT(PC_FIG_NET)) && (err = measure_network(c, &again))) return err;
+    if (node && (err = measure_node_p2p(c, &again))) return err;
+    if ((bad & PC_FIG_BIT(PC_FIG_TAULOP)) && (err = measure_taulop(c, &again, taumax))) return err;
+    if ((err = agree(c, &again))) return err;
+    if (bad & PC_FIG_BIT(PC_FIG_NET)) {
+        memcpy(meas->net_time, again.net_time, sizeof meas->net_time);
+        memcpy(meas->net_spread, again.net_spread, sizeof meas->net_spread);
+        meas->o_us = again.o_us;
+        meas->g_us = again.g_us;
+        meas->spread[PC_FIG_O] = again.spread[PC_FIG_O];
+        meas->spread[PC_FIG_G] = again.spread[PC_FIG_G];
+    }
+    if (node) {
+        meas->shm_alpha_us = again.shm_alpha_us;
+        meas->shm_beta_us_per_b = again.shm_beta_us_per_b;
+        meas->sync_us = again.sync_us;
+        for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) meas->spread[f] = again.spread[f];
+    }
+    if (bad & PC_FIG_BIT(PC_FIG_TAULOP)) {
+        memcpy(meas->shm_time, again.shm_time, sizeof meas->shm_time);
+        memcpy(meas->shm_spread, again.shm_spread, sizeof meas->shm_spread);
+    }
+    return PLANCOLL_SUCCESS;
 }
 
 static int run(struct cal *c, struct pc_machine_model *m, double t0)
@@ -372,45 +594,59 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     taumax = min_ppn < PC_MODEL_MAX_TAU ? min_ppn : PC_MODEL_MAX_TAU;
     if (L->nnodes > 1 && (err = measure_network(c, &meas))) return err;
     if ((err = measure_node_p2p(c, &meas))) return err;
-    /* the sync ping-pong used sequence numbers up to c->seq + 30 on node 0's ranks 0 and 1 */
-    c->seq += 64;
     if ((err = measure_taulop(c, &meas, taumax))) return err;
     measure_local(c, &meas);
+    if ((err = agree(c, &meas))) return err;
 
-    /* the duration goes into the maximum too: the model's text (and so its hash) must be equal on every rank */
-    meas.calibration_seconds = MPI_Wtime() - t0;
-    double *v = malloc(sizeof(double) * 2 * V_ALL);
-    if (!v) return pc_error(PLANCOLL_ERR_NOMEM, "calibration vector");
-    to_vector(&meas, v);
-    err = pc_allreduce_wait(L, v, v + V_ALL, V_ALL, MPI_DOUBLE, MPI_MAX);
-    if (!err) from_vector(&meas, v + V_ALL);
-    free(v);
-    if (err) return err;
+    /* Consistency (pc_model_check states the rules): the figures a rule blames are measured once more, and
+     * clamped only if they still break it. The checks read the agreed model, so every rank takes the same
+     * branch. Levels and sizes only: nothing is interpolated yet, so only measured entries are compared. */
+    meas.net_ports = L->nnodes > 1 ? (L->node_sizes[0] < L->node_sizes[1] ? L->node_sizes[0] : L->node_sizes[1]) : 0;
+    if (meas.net_ports > PC_MODEL_MAX_PORTS) meas.net_ports = PC_MODEL_MAX_PORTS;
+    meas.shm_taus = taumax;
+    unsigned bad = pc_model_check(&meas);
+    double so_far = MPI_Wtime() - t0;
+    if (bad && (err = pc_allreduce_wait(L, MPI_IN_PLACE, &so_far, 1, MPI_DOUBLE, MPI_MAX))) return err;
+    /* past the budget the figures are clamped without the second measurement (bounded time first) */
+    if (bad && so_far < CALIBRATION_BUDGET_S && (err = remeasure(c, &meas, bad, taumax))) return err;
+    if (bad) {
+        pc_model_clamp(&meas, pc_model_check(&meas), L->nnodes);
+    }
+    /* the duration, agreed too: the model's text (and so its hash) must be equal on every rank */
+    double took = MPI_Wtime() - t0;
+    if ((err = pc_allreduce_wait(L, MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX))) return err;
+    meas.calibration_seconds = took;
 
     *m = defaults;
     if (L->nnodes > 1) {
         memcpy(m->net_time, meas.net_time, sizeof m->net_time);
-        int kmax = L->node_sizes[0] < L->node_sizes[1] ? L->node_sizes[0] : L->node_sizes[1];
-        m->net_ports = kmax < PC_MODEL_MAX_PORTS ? kmax : PC_MODEL_MAX_PORTS;
+        memcpy(m->net_spread, meas.net_spread, sizeof m->net_spread);
+        m->net_ports = meas.net_ports;
         fill_levels(m->net_time, m->net_ports);
         m->o_us = meas.o_us;
         m->g_us = meas.g_us;
+        m->spread[PC_FIG_O] = meas.spread[PC_FIG_O];
+        m->spread[PC_FIG_G] = meas.spread[PC_FIG_G];
         fit_loggp(m);
     }
     if (L->node_sizes[0] >= 2) {
         m->shm_alpha_us = meas.shm_alpha_us;
         m->shm_beta_us_per_b = meas.shm_beta_us_per_b;
         m->sync_us = meas.sync_us;
+        for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) m->spread[f] = meas.spread[f];
     }
-    memset(m->shm_time, 0, sizeof m->shm_time);
     memcpy(m->shm_time, meas.shm_time, sizeof m->shm_time);
+    memcpy(m->shm_spread, meas.shm_spread, sizeof m->shm_spread);
     m->shm_taus = taumax;
     fill_levels(m->shm_time[0], taumax);
     fill_levels(m->shm_time[1], taumax);
     m->transpose_us_per_b = meas.transpose_us_per_b;
     memcpy(m->reduce_us_per_b, meas.reduce_us_per_b, sizeof m->reduce_us_per_b);
     m->reduce_default_us_per_b = meas.reduce_default_us_per_b;
+    for (int f = PC_FIG_TRANSPOSE; f <= PC_FIG_REDUCE_DEFAULT; f++) m->spread[f] = meas.spread[f];
     m->calibration_seconds = meas.calibration_seconds;
+    m->unstable = unstable_figures(m);
+    m->clamped = meas.clamped;
     m->calibrated = true;
     pc_model_derive(m, L->nnodes);
     return PLANCOLL_SUCCESS;
@@ -422,6 +658,8 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
     struct cal c;
     memset(&c, 0, sizeof c);
     c.L = L;
+    c.t0 = t0;
+    c.seq = 1;
     c.area.win = MPI_WIN_NULL;
     c.progress = L->rank == 0 && isatty(2);
     /* Every rank allocates and frees the same way, so a failure anywhere is agreed below. */

@@ -60,6 +60,7 @@ static void fprint(const struct plancoll_plan_s *plan, FILE *out)
     fprintf(out, "  chosen by   %s among %d candidate%s\n", plan->chosen_by, plan->candidates,
             plan->candidates == 1 ? "" : "s");
     fprintf(out, "  predicted   %.2f us (%s model)\n", plan->predicted_us, plan->model_calibrated ? "calibrated" : "default");
+    pc_model_fprint_marks(out, &plan->prob.shape);
     if (plan->measured_us >= 0)
         fprintf(out, "  measured    %.2f us (median of per-execution maxima over ranks)\n", plan->measured_us);
     else

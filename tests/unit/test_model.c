@@ -130,11 +130,133 @@ static void test_store(void **state)
     assert_int_equal(pc_model_count(), 0);
 }
 
+/* A calibrated model on 2 nodes whose figures all satisfy the rules: every figure marked measured (spread 1.1). */
+static void consistent_model(struct pc_machine_model *m)
+{
+    pc_model_default(m);
+    m->net_ports = 2;
+    m->shm_taus = 2;
+    for (int s = 0; s < PC_MODEL_NSIZES; s++) {
+        m->net_time[0][s] = 10 + s;
+        m->net_time[1][s] = 12 + s;
+        m->net_spread[0][s] = m->net_spread[1][s] = 1.1;
+        for (int n = 0; n < 2; n++) {
+            m->shm_time[n][0][s] = 1 + s;
+            m->shm_time[n][1][s] = 1.5 + s;
+            m->shm_spread[n][0][s] = m->shm_spread[n][1][s] = 1.1;
+        }
+    }
+    m->shm_alpha_us = 2;
+    m->shm_beta_us_per_b = 0.001;
+    m->sync_us = 0.5;
+    for (int f = 0; f < PC_FIG_COUNT; f++) m->spread[f] = f == PC_FIG_NET || f == PC_FIG_TAULOP ? 0 : 1.1; /* tables: per entry */
+}
+
+static void test_consistency_rules(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    consistent_model(&m);
+    assert_int_equal(pc_model_check(&m), 0);
+
+    /* rule 2: a flag signal of 85.8 us against an 8-byte node message of 2 + 8 * 0.001 = 2.008 us */
+    m.sync_us = 85.8;
+    assert_int_equal(pc_model_check(&m), PC_FIG_BIT(PC_FIG_SYNC));
+    pc_model_clamp(&m, PC_FIG_BIT(PC_FIG_SYNC), 2);
+    NEAR(m.sync_us, 2.008);
+    assert_int_equal(m.clamped, PC_FIG_BIT(PC_FIG_SYNC));
+    assert_int_equal(pc_model_check(&m), 0);
+    /* an unmeasured figure (spread 0) is never blamed */
+    consistent_model(&m);
+    m.sync_us = 85.8;
+    m.spread[PC_FIG_SYNC] = 0;
+    assert_int_equal(pc_model_check(&m), 0);
+
+    /* rule 1: a node message of 30 us against a network message of 10 us; then rule 2 bounds sync by 10.008 */
+    consistent_model(&m);
+    m.shm_alpha_us = 30;
+    m.sync_us = 20;
+    assert_int_equal(pc_model_check(&m), PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SYNC));
+    pc_model_clamp(&m, pc_model_check(&m), 2);
+    NEAR(m.shm_alpha_us, 10);
+    NEAR(m.sync_us, 10.008);
+    assert_int_equal(pc_model_check(&m), 0);
+
+    /* rule 3: a concurrent copy 1.3x faster than the lone one (beyond the 1.2 slack) is raised to it; 1.1x is noise */
+    consistent_model(&m);
+    m.shm_time[1][1][4] = (1 + 4) / 1.1;
+    assert_int_equal(pc_model_check(&m), 0);
+    m.shm_time[1][1][4] = (1 + 4) / 1.3;
+    assert_int_equal(pc_model_check(&m), PC_FIG_BIT(PC_FIG_TAULOP));
+    pc_model_clamp(&m, PC_FIG_BIT(PC_FIG_TAULOP), 2);
+    NEAR(m.shm_time[1][1][4], 5);
+    NEAR(m.shm_time[1][1][3], 1.5 + 3); /* the others untouched */
+    /* and two concurrent network pairs faster than one */
+    consistent_model(&m);
+    m.net_time[1][6] = 1;
+    assert_int_equal(pc_model_check(&m), PC_FIG_BIT(PC_FIG_NET));
+    pc_model_clamp(&m, PC_FIG_BIT(PC_FIG_NET), 2);
+    NEAR(m.net_time[1][6], 16);
+    assert_int_equal(m.clamped, PC_FIG_BIT(PC_FIG_NET));
+}
+
+static void test_spread(void **state)
+{
+    (void)state;
+    /* 1..8: q1 at h = 1.75 -> 2.75, q3 at h = 5.25 -> 6.25 */
+    double v[8] = {8, 3, 1, 7, 2, 6, 5, 4};
+    NEAR(pc_model_spread(v, 8), 6.25 / 2.75);
+    double one[1] = {3};
+    NEAR(pc_model_spread(one, 1), 1);
+}
+
+static void test_stability_round_trip(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    consistent_model(&a);
+    snprintf(a.shape, sizeof a.shape, "P=5:N=2:ppn=2-3:oversub=1");
+    a.net_spread[1][3] = 1.75;
+    a.shm_spread[1][1][6] = 2.5;
+    a.spread[PC_FIG_SYNC] = 3.25;
+    a.spread[PC_FIG_REDUCE] = 0; /* not measured: no line */
+    a.unstable = PC_FIG_BIT(PC_FIG_SYNC) | PC_FIG_BIT(PC_FIG_TAULOP);
+    a.clamped = PC_FIG_BIT(PC_FIG_SHM_ALPHA);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\nunstable sync taulop\n"));
+    assert_non_null(strstr(buf, "\nclamped shm_alpha\n"));
+    assert_null(strstr(buf, "spread reduce "));
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        assert_int_equal(pc_model_parse_line(&b, line, err, sizeof err), 0);
+    free(buf);
+    assert_memory_equal(a.net_spread, b.net_spread, sizeof a.net_spread);
+    assert_memory_equal(a.shm_spread, b.shm_spread, sizeof a.shm_spread);
+    assert_memory_equal(a.spread, b.spread, sizeof a.spread);
+    assert_int_equal(b.unstable, a.unstable);
+    assert_int_equal(b.clamped, a.clamped);
+    /* old texts (no spread lines) read as unmeasured: spreads 0, nothing marked */
+    struct pc_machine_model old;
+    memset(&old, 0, sizeof old);
+    assert_int_equal(pc_model_parse_line(&old, "sync 0.2", err, sizeof err), 0);
+    assert_true(old.spread[PC_FIG_SYNC] == 0 && old.unstable == 0 && old.clamped == 0);
+    /* malformed: unknown figure, a spread below 1, an empty list */
+    assert_int_equal(pc_model_parse_line(&old, "spread latency 1.5", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "spread sync 0.5", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "unstable", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "clamped sync bogus", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "spread net 9 1,1,1,1,1,1,1", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
+        cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# calibration-stability.sh [-n RUNS] BUILD_DIR NP CLIQUES[:block]
+# Run-to-run stability of calibration: calibrates the same layout RUNS times (default 10), each in a fresh
+# process (PLANCOLL_CALIBRATE=1, no PLANCOLL_WISDOM), with BUILD_DIR/bench/calibration-probe on NP ranks and
+# CLIQUES emulated nodes (as tests/mpi/run-mpi-test.sh sets them up: MPIR_CVAR_NUM_CLIQUES, UCX_TLS=tcp,self).
+# Prints each calibrated figure's min / median / max over the runs and max/min, how many runs marked it
+# unstable or clamped (when the model says so), and the share of the probe's fixed problems on which
+# PLANCOLL_ESTIMATE chose the same algorithm (with the same parameters) in every run.
+# Figures: the model text's lines (wisdom/FORMAT.md); a table row is split into its sizes (net 1 @8B ...).
+# The per-(op, type) reduce table is summarised as one line (the worst ratio over its entries).
+set -u
+runs=10
+if [ "${1:-}" = "-n" ]; then runs=$2; shift 2; fi
+if [ $# -ne 3 ]; then echo "usage: $0 [-n RUNS] BUILD_DIR NP CLIQUES[:block]" >&2; exit 3; fi
+build=$1; np=$2; cliques=$3
+probe=$build/bench/calibration-probe
+[ -x "$probe" ] || { echo "$probe: not built (ninja -C $build)" >&2; exit 3; }
+unset MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK PLANCOLL_WISDOM PLANCOLL_ALGORITHM
+k=${cliques%%:*}
+if [ "$k" -gt 1 ]; then
+  export MPIR_CVAR_NUM_CLIQUES=$k UCX_TLS=tcp,self
+  case "$cliques" in *:block) export MPIR_CVAR_CLIQUES_BY_BLOCK=1 ;; esac
+fi
+export PLANCOLL_CALIBRATE=1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+for i in $(seq 1 "$runs"); do
+  # the output is complete before MPI_Finalize; a finalize hang over UCX tcp is cut by the timeout
+  timeout 120 mpiexec -n "$np" "$probe" >"$dir/run$i.out" 2>"$dir/run$i.err"
+  if ! grep -q '^model calibrated 1' "$dir/run$i.out"; then
+    echo "run $i: no calibrated model in the output" >&2; cat "$dir/run$i.err" >&2; exit 2
+  fi
+done
+python3 - "$dir" "$runs" "$np" "$cliques" <<'PY'
+import sys, statistics, collections
+d, runs, np_, cliques = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+sizes = ["8B", "64B", "512B", "4K", "32K", "256K", "2M"]
+named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"]}
+fig = collections.OrderedDict()
+choices = collections.defaultdict(list)
+marks = collections.Counter()
+cal_s = []
+reduce_ratios = collections.defaultdict(list)
+for i in range(1, runs + 1):
+    for line in open(f"{d}/run{i}.out"):
+        t = line.split()
+        if not t: continue
+        if t[0] == "choice":
+            choices[t[1]].append(t[2]); continue
+        if t[0] != "model": continue
+        t = t[1:]
+        key = t[0]
+        if key == "shape": continue
+        if key == "calibrated": cal_s.append(float(t[2])); continue
+        if key in ("unstable", "clamped"):
+            for name in t[1:]: marks[(key, name)] += 1
+            continue
+        if key == "spread": continue
+        if key == "reduce":
+            reduce_ratios[(t[1], t[2])].append(float(t[3])); continue
+        if key == "net":
+            name, vals = f"net {t[1]}", t[2].split(",")
+        elif key == "taulop":
+            name, vals = f"taulop {t[1]} {t[2]}", t[3].split(",")
+        else:
+            name, vals = key, t[1:]
+        for j, v in enumerate(vals):
+            if key in ("net", "taulop"): label = f"{name} @{sizes[j]}"
+            elif key in named: label = f"{key}.{named[key][j]}"
+            else: label = name
+            fig.setdefault(label, []).append(float(v))
+print(f"calibration stability: {runs} fresh runs, {np_} ranks, cliques {cliques}")
+if cal_s:
+    print(f"calibration time (s): min {min(cal_s):.3f} median {statistics.median(cal_s):.3f} max {max(cal_s):.3f}")
+print(f"{'figure':24s} {'min':>12s} {'median':>12s} {'max':>12s} {'max/min':>8s}  marks")
+worst, within = 0.0, 0
+def ratio(v):
+    lo, hi = min(v), max(v)
+    return hi / lo if lo > 0 else (1.0 if hi == 0 else float('inf'))
+for label, v in fig.items():
+    r = ratio(v); worst = max(worst, r); within += r <= 1.5
+    base = label.split(" @")[0].split(".")[0]
+    m = " ".join(f"{k}:{c}" for (k, n), c in marks.items() if n == base or n == label)
+    print(f"{label:24s} {min(v):12.6g} {statistics.median(v):12.6g} {max(v):12.6g} {r:8.2f}  {m}")
+if reduce_ratios:
+    rr = [ratio(v) for v in reduce_ratios.values()]
+    print(f"{'reduce (per op,type)':24s} {len(rr)} entries, max/min median {statistics.median(rr):.2f} worst {max(rr):.2f}")
+print(f"figures within 1.5x over the runs: {within} of {len(fig)}; worst max/min {worst:.2f}")
+same = sum(1 for v in choices.values() if len(set(v)) == 1 and len(v) == runs)
+print(f"ESTIMATE chose the same algorithm in every run on {same} of {len(choices)} problems "
+      f"({100.0 * same / max(1, len(choices)):.0f}%)")
+for sig, v in choices.items():
+    if len(set(v)) > 1:
+        c = collections.Counter(v)
+        print(f"  differs: {sig}: " + ", ".join(f"{a} x{n}" for a, n in c.most_common()))
+PY
