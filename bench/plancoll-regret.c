@@ -15,7 +15,7 @@
  *
  *   mpiexec -n P plancoll-regret [--seed N] [--count K] [--quick] [--batches B] [--budget-mib M]
  *                                [--signature-seconds S] [--json FILE] [--config NAME] [--revision TEXT]
- *                                [--only alltoall|alltoallv|allreduce] [--list]
+ *                                [--only alltoall|alltoallv|allreduce] [--list] [--draw-only]
  *
  * The draw (same on every rank: rank 0 picks the seed, every rank runs the same generator; signature i depends
  * only on the seed, i and P):
@@ -33,6 +33,7 @@
  *   a user-defined commutative sum (MPI allows predefined ops on predefined types only); in place one time in four.
  * Memory: the user buffers of all ranks together stay within --budget-mib (default 512): a size that would exceed it
  * is drawn again (plancoll's own segments and MEASURE's temporary buffers come on top).
+ * --draw-only prints the drawn signatures and stops (what a seed gives, nothing timed).
  * --list runs the old fixed list of 30 signatures instead (alltoall and allreduce at 8 B .. 1 MiB per rank in
  * powers of 8, alltoallv uniform, random, sparse with 3 neighbours and hot at 64 B, 1 KiB, 16 KiB, 128 KiB).
  *
@@ -641,13 +642,13 @@ static void usage(void)
 {
     fprintf(stderr, "usage: plancoll-regret [--seed N] [--count K] [--quick] [--batches B] [--budget-mib M]\n"
                     "                       [--signature-seconds S] [--json FILE] [--config NAME] [--revision TEXT]\n"
-                    "                       [--only alltoall|alltoallv|allreduce] [--list]\n");
+                    "                       [--only alltoall|alltoallv|allreduce] [--list] [--draw-only]\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *json = NULL, *config = "unnamed", *only = NULL, *revision = "unknown";
-    bool quick = false, list = false, seed_given = false, batches_given = false, seconds_given = false;
+    bool quick = false, list = false, draw_only = false, seed_given = false, batches_given = false, seconds_given = false;
     unsigned long long seed = 0;
     int count = 30;
     double budget_mib = 512;
@@ -658,6 +659,8 @@ int main(int argc, char **argv)
             quick = true;
         } else if (strcmp(a, "--list") == 0) {
             list = true;
+        } else if (strcmp(a, "--draw-only") == 0) {
+            draw_only = true;
         } else if (!v) {
             usage();
             return 2;
@@ -729,6 +732,22 @@ int main(int argc, char **argv)
     unsigned long long h[2] = {hash, ~hash}, hmax[2];
     bench_allreduce(h, hmax, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (hmax[0] != hash || hmax[1] != ~hash) die("the ranks drew different signatures", PLANCOLL_ERR_MISMATCH);
+    if (draw_only) { /* the draw alone, to check what a seed gives without timing anything */
+        if (rank == 0) {
+            printf("# plancoll-regret: P=%d seed %llu, %d signatures (--draw-only)\n", nprocs, seed, ncalls);
+            for (int i = 0; i < ncalls; i++) printf("%3d %s (%zu B of user buffers in all)\n", i, calls[i].label, calls[i].total_bytes);
+            printf("# plancoll-regret finished: exit status 0\n");
+            fflush(stdout);
+        }
+        for (int i = 0; i < ncalls; i++) call_free(&calls[i]);
+        free(calls);
+        free(matrix);
+        MPI_Op_free(&user_sum_op);
+        signal(SIGALRM, finalize_watchdog);
+        alarm(5);
+        MPI_Finalize();
+        return 0;
+    }
 
     /* calibration happens at the first unforced plan: do it before any timing, on a call of its own */
     double t0 = MPI_Wtime();
