@@ -16,7 +16,7 @@ int pc_steps_advance(struct plancoll_plan_s *plan, struct pc_steps *s, pc_step_p
             if (!complete) return PLANCOLL_SUCCESS;
             s->posted = false;
             s->nreq = 0;
-            if (finish && (err = finish(plan, s->next))) return err;
+            if (finish && (err = finish(plan, s, s->next))) return err;
             s->next++;
         }
         if (s->next >= s->count) {

@@ -6,6 +6,8 @@
 #ifndef PC_STEPS_H
 #define PC_STEPS_H
 
+#include <stddef.h>
+
 #include "exec/plan.h"
 
 #define PC_STEPS_INLINE_REQUESTS 2
@@ -23,7 +25,10 @@ struct pc_steps {
 /* Posts step `step` (its requests go to s->reqs[s->nreq++]; none is fine: the step is then complete at once). */
 typedef int (*pc_step_post_fn)(struct plancoll_plan_s *plan, struct pc_steps *s, int step);
 /* Runs after step `step`'s requests completed (NULL: nothing to do). */
-typedef int (*pc_step_finish_fn)(struct plancoll_plan_s *plan, int step);
+typedef int (*pc_step_finish_fn)(struct plancoll_plan_s *plan, struct pc_steps *s, int step);
+
+/* The structure of type `type` whose member `member` is the schedule s (a state that holds its schedule). */
+#define PC_STEPS_OWNER(s, type, member) ((type *)(void *)((char *)(s) - offsetof(type, member)))
 
 /* Begins a schedule of count steps (nothing posted yet), requests in the inline pair. */
 static inline void pc_steps_begin(struct pc_steps *s, int count)

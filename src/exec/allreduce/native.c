@@ -27,8 +27,9 @@ static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_
 static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init, post); }
 
 /* Once MPI's result is in: MPI's NaNs may differ between ranks, every rank settles them (plan.h). */
-static int settle(struct plancoll_plan_s *plan, int step)
+static int settle(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
 {
+    (void)s;
     (void)step;
     if (plan->red.settle_nans) plan->red.settle_nans((char *)plan->run_recvbuf + plan->rtype.true_lb, plan->count);
     return PLANCOLL_SUCCESS;
