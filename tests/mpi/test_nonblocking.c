@@ -9,8 +9,10 @@
  * - errors: start, execute or destroy while active (the plan stays intact and completes correctly), waitall with
  *   NULL entries, test on an inactive plan.
  * Every result is checked exactly against values computed from (source, destination, index, round). */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testlib.h"
 
@@ -329,6 +331,17 @@ static void several_active(void)
     TL_OK(plancoll_wait(a.plan));
     prob_check(&a, 0, 40, "active during an execute");
     prob_check(&d, 0, 40, "executed while another was active");
+    /* Progress from inside a blocking call: rank 0 executes d while a (pairwise, P - 1 steps) is active; the
+     * others complete a first. Their wait needs rank 0's later steps of a, which only rank 0's execute of d can
+     * move (a hang here is caught by the alarm). */
+    prob_fill(&a, 0, 41);
+    prob_fill(&d, 0, 41);
+    TL_OK(plancoll_start(a.plan));
+    if (tl_rank != 0) TL_OK(plancoll_wait(a.plan));
+    TL_OK(plancoll_execute(d.plan));
+    TL_OK(plancoll_wait(a.plan));
+    prob_check(&a, 0, 41, "progressed inside another plan's execute");
+    prob_check(&d, 0, 41, "executed while rank 0's other plan was active");
 out:
     prob_free(&e);
     prob_free(&d);
@@ -338,9 +351,21 @@ out:
     MPI_Comm_free(&half);
 }
 
+/* A hang is a failure, said loudly (the runner's timeout would only say "timeout"). */
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_nonblocking: no progress for 120 s (a plan waits for a rank that waits for it)\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(3);
+}
+
 int main(int argc, char **argv)
 {
     tl_init(&argc, &argv, "nonblocking");
+    signal(SIGALRM, on_alarm);
+    alarm(120);
     /* the planner's own choices under PLANCOLL_NONBLOCKING: the start-then-send program on each collective */
     for (int c = 0; c < 3; c++) {
         struct prob x;
@@ -354,6 +379,7 @@ int main(int argc, char **argv)
     }
     several_active();
     every_algorithm();
+    alarm(0);
     if (tl_rank == 0)
         printf("nonblocking: %d steppable algorithms run, %d refused under PLANCOLL_NONBLOCKING, %d refused at start\n",
                n_steppable, n_refused, n_start_refused);
