@@ -149,7 +149,55 @@ PLANCOLL_API int plancoll_execute(plancoll_plan plan);
  * planned. */
 PLANCOLL_API int plancoll_execute_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf);
 
-/* Frees the plan and sets *plan to NULL. Collective. A NULL *plan is an error (PLANCOLL_ERR_NULL_PLAN). */
+/* ---- Nonblocking plans (MPI's persistent requests) ------------------------------------------------
+ * A plan can be started, left to run while the caller computes, and completed later, as MPI_Start, MPI_Test and
+ * MPI_Wait do with a persistent collective request (MPI_Alltoall_init and friends):
+ *
+ *     plancoll_plan_allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, comm, PLANCOLL_NONBLOCKING, &p);
+ *     for (...) { plancoll_start(p); compute(); plancoll_wait(p); use(y); }
+ *
+ * - Start is local: it returns without waiting for any other rank (a rank may start a plan, then send to a rank
+ *   that receives that message before it starts the plan). It allocates nothing and creates no communicator or
+ *   window, as execute. The plan is then active; the caller does not touch its buffers until a test or wait reports
+ *   it complete, after which it is inactive and can be started again.
+ * - Several plans may be active at once, on one communicator or several: every rank of a communicator starts them in
+ *   the same order (as MPI requires for collectives), and may complete them in any order. Plans active at once on
+ *   one communicator must be distinct plans (a plan is started again only once it is complete).
+ * - Progress: every plancoll call (start, test, wait, execute, plan creation, ...) advances every active plan of
+ *   the process, and a rank waiting in any plancoll call keeps its active plans moving. Between plancoll calls
+ *   nothing moves (as in MPICH without asynchronous progress): a caller computing for long calls plancoll_test now
+ *   and then.
+ * - plancoll_execute is start + wait, at the same cost. Executing, starting or destroying an active plan is
+ *   PLANCOLL_ERR_ACTIVE: the plan stays active and intact and can still be waited for.
+ * - Only a plan whose algorithm runs as a schedule of nonblocking steps can be started (the native, pairwise, Bruck,
+ *   recursive-doubling, Rabenseifner and spread-out algorithms today; the node-aware and leader families wait on
+ *   node-shared flags inside their steps). Plan with PLANCOLL_NONBLOCKING and the planner chooses among those only;
+ *   starting a plan whose algorithm runs only blocking is PLANCOLL_ERR_NOT_STARTABLE (the detail names the
+ *   algorithm), and so is starting a transpose plan, for now.
+ * The functions are local (no rank waits for another in them) except for what the collective itself needs. */
+
+/* Starts the plan on the buffers it was planned with. PLANCOLL_ERR_ACTIVE when it is active already. */
+PLANCOLL_API int plancoll_start(plancoll_plan plan);
+
+/* Starts the plan on other buffers of the same shape, with plancoll_execute_buffers' rules. */
+PLANCOLL_API int plancoll_start_buffers(plancoll_plan plan, const void *sendbuf, void *recvbuf);
+
+/* Advances the active plans; *done = 1 when plan's execution is complete (the plan is then inactive, and the
+ * return value is that execution's outcome), else 0. An inactive plan gives *done = 1 at once (MPI_Test on an
+ * inactive request). Never blocks. */
+PLANCOLL_API int plancoll_test(plancoll_plan plan, int *done);
+
+/* Waits until the plan's execution is complete, advancing every active plan meanwhile; returns its outcome. An
+ * inactive plan returns PLANCOLL_SUCCESS at once. */
+PLANCOLL_API int plancoll_wait(plancoll_plan plan);
+
+/* Waits for every plan of plans[0..n-1] (NULL entries are ignored, as MPI_REQUEST_NULL). Every non-NULL entry is
+ * checked first (an invalid one fails the call before any wait); then each is completed, and the first failed
+ * execution's code is returned (its detail names the entry) once all are complete. */
+PLANCOLL_API int plancoll_waitall(int n, plancoll_plan plans[]);
+
+/* Frees the plan and sets *plan to NULL. Collective. A NULL *plan is an error (PLANCOLL_ERR_NULL_PLAN), an active
+ * plan PLANCOLL_ERR_ACTIVE (nothing is freed: wait for it first). */
 PLANCOLL_API int plancoll_destroy_plan(plancoll_plan *plan);
 
 /* Prints the plan: collective, problem, algorithm and parameters, how it was chosen, predicted and measured

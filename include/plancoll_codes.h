@@ -56,6 +56,10 @@ enum {
     PLANCOLL_ERR_WISDOM_FORMAT,      /* wisdom text is malformed (detail gives the line and what is wrong) */
     PLANCOLL_ERR_WISDOM_STALE,       /* wisdom from another machine, MPI library, plancoll build or format version */
     PLANCOLL_ERR_IO,                 /* a wisdom file could not be read or written (detail names the file and why) */
+    PLANCOLL_ERR_ACTIVE,             /* the plan is active (started, not yet completed by test or wait): it cannot be
+                                        started, executed or destroyed; it is left intact and can still be waited for */
+    PLANCOLL_ERR_NOT_STARTABLE,      /* plancoll_start on a plan whose algorithm runs only blocking (detail names it;
+                                        plan with PLANCOLL_NONBLOCKING to get one that can be started) */
     PLANCOLL_ERR_COUNT_OF_CODES      /* not an error: the number of codes */
 };
 
@@ -79,6 +83,11 @@ PLANCOLL_API const char *plancoll_error_detail(void);
 #define PLANCOLL_PATIENT     (1u << 1)
 #define PLANCOLL_EXHAUSTIVE  (1u << 2)
 #define PLANCOLL_WISDOM_ONLY (1u << 3)
+/* PLANCOLL_NONBLOCKING: the plan will be started (plancoll_start), not only executed. The planner then chooses
+ * only among algorithms that run as a schedule of steps which plancoll_test and plancoll_wait advance without
+ * blocking (plancoll_algorithm_name's registry marks the others; the node-aware and leader families wait on
+ * node-shared flags inside their steps and are left out for now). Combines with any rigor level. */
+#define PLANCOLL_NONBLOCKING (1u << 4)
 
 /* Bounds the time MEASURE, PATIENT and EXHAUSTIVE spend timing candidates in one plan call (FFTW's
  * fftw_set_timelimit): candidates are timed in the model's order of preference, and once the limit has passed

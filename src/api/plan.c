@@ -34,6 +34,7 @@ int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, planco
         return err;
     }
     p->comm = p->layout->comm;
+    pc_plan_tag_slot(p);
     p->rank = p->layout->rank;
     p->size = p->layout->size;
     p->flags = flags;

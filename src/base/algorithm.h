@@ -3,6 +3,9 @@
 #ifndef PC_ALGORITHM_H
 #define PC_ALGORITHM_H
 
+#include <stdbool.h>
+
+#include "plancoll_codes.h"
 #include "base/problem.h"
 #include "base/model.h"
 
@@ -85,6 +88,17 @@ struct pc_algorithm {
      * error of a failed MPI call (PC_MPI_CHECK); an execution error is this rank's and is not agreed (no
      * collective follows). */
     int (*execute)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    /* The resumable form of execute (plancoll_start, docs/design.md "Nonblocking plans"): one execution as a
+     * schedule of steps (exec/steps.h). start prepares the execution on these buffers without waiting for any other
+     * rank (local copies and packing at most; it may post the first step's requests); advance tests the current
+     * step's requests and, each time they are complete, finishes the step (unpack, reduce) and posts the next, until
+     * a step is still in flight (*done false) or the last one is complete (*done true). Neither ever blocks:
+     * a step waits only on MPI requests it tests. Same rules as execute otherwise (nothing allocated, tags of the
+     * plan, pc_tag). Both NULL: the algorithm cannot run without blocking (it waits on node-shared flags or a
+     * barrier inside a step), and the planner leaves it out of PLANCOLL_NONBLOCKING plans. An algorithm that has
+     * them runs execute as start + a waiting loop over advance (pc_steps_execute), so both are one code path. */
+    int (*start)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    int (*advance)(struct plancoll_plan_s *, bool *done);
     /* Releases everything setup took and sets plan->impl to NULL: memory, persistent requests
      * (MPI_Request_free), communicators (MPI_Comm_free) and windows (MPI_Win_free, after unlocking) it created,
      * segment reservations and flag slots (pc_segment_release), node-shared mappings (pc_node_shm_free).
@@ -93,6 +107,15 @@ struct pc_algorithm {
      * fail. Every algorithm has one (a MEASURE trial calls it whenever impl is set). */
     void (*teardown)(struct plancoll_plan_s *);
 };
+
+/* Why the planner must leave algorithm a out for problem p, or NULL: its own inapplicable reason, or, for a plan
+ * that will be started (PLANCOLL_NONBLOCKING), that it cannot run without blocking. Pure, as inapplicable. */
+static inline const char *pc_algorithm_refuses(const struct pc_algorithm *a, const struct pc_problem *p)
+{
+    if ((p->flags & PLANCOLL_NONBLOCKING) && !(a->start && a->advance))
+        return "it runs only blocking (waits inside its steps) and the plan is PLANCOLL_NONBLOCKING";
+    return a->inapplicable ? a->inapplicable(p) : NULL;
+}
 
 /* A table of algorithms: what the planner chooses among. The planner knows algorithms only through the table it
  * is given (an index is a position in it), so it never depends on the executors; the executors' registry

@@ -33,6 +33,8 @@ static const char *const messages[PLANCOLL_ERR_COUNT_OF_CODES] = {
     [PLANCOLL_ERR_WISDOM_FORMAT] = "the wisdom text is malformed",
     [PLANCOLL_ERR_WISDOM_STALE] = "the wisdom was made for another machine, MPI library or plancoll build",
     [PLANCOLL_ERR_IO] = "a wisdom file could not be read or written",
+    [PLANCOLL_ERR_ACTIVE] = "the plan is active (started and not yet completed by plancoll_test or plancoll_wait)",
+    [PLANCOLL_ERR_NOT_STARTABLE] = "the plan's algorithm cannot be started, only executed (plan with PLANCOLL_NONBLOCKING)",
 };
 
 static char detail[512];

@@ -89,28 +89,58 @@ void pc_bruck_uniform_teardown(struct plancoll_plan_s *plan)
     plan->impl = NULL;
 }
 
-int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
-                         char *record)
+/* Step s: the receive posted before the packing, so that an early message lands in place rather than in MPI's
+ * unexpected queue; a step's message may exceed 2 GiB: large-count calls. */
+static int bruck_post(struct plancoll_plan_s *plan, struct pc_steps *st, int s)
 {
+    struct pc_bruck_uniform *u = PC_STEPS_OWNER(st, struct pc_bruck_uniform, steps);
     const struct pc_bruck_sched *b = &u->sched;
     const int P = b->P, r = plan->rank;
     const size_t m = u->m;
-    if (m == 0) return PLANCOLL_SUCCESS;
-    for (int s = 0; s < b->nsteps; s++) {
-        const int *slots = b->slots + b->slot_start[s];
-        int k = b->slot_start[s + 1] - b->slot_start[s];
-        MPI_Request reqs[2];
-        MPI_Count bytes = (MPI_Count)(m * (size_t)k); /* a step's message may exceed 2 GiB: large-count calls */
-        /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
-        PC_MPI_CHECK(MPI_Irecv_c(u->unpack, bytes, unit, pc_bruck_recv_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[0]));
-        for (int i = 0; i < k; i++) memcpy(u->pack + (size_t)i * m, u->slots + (size_t)slots[i] * m, m);
-        PC_MPI_CHECK(MPI_Isend_c(u->pack, bytes, unit, pc_bruck_send_peer(r, P, &b->steps[s]), tag, plan->comm, &reqs[1]));
-        int err = pc_wait_all(plan, 2, reqs);
-        if (err) return err;
-        for (int i = 0; i < k; i++) memcpy(u->slots + (size_t)slots[i] * m, u->unpack + (size_t)i * m, m);
-        if (record) memcpy(record + (size_t)b->slot_start[s] * m, u->unpack, (size_t)k * m);
-    }
+    const int *slots = b->slots + b->slot_start[s];
+    int k = b->slot_start[s + 1] - b->slot_start[s];
+    MPI_Count bytes = (MPI_Count)(m * (size_t)k);
+    PC_MPI_CHECK(MPI_Irecv_c(u->unpack, bytes, u->unit, pc_bruck_recv_peer(r, P, &b->steps[s]), u->tag, plan->comm,
+                             pc_steps_slot(st)));
+    for (int i = 0; i < k; i++) memcpy(u->pack + (size_t)i * m, u->slots + (size_t)slots[i] * m, m);
+    PC_MPI_CHECK(MPI_Isend_c(u->pack, bytes, u->unit, pc_bruck_send_peer(r, P, &b->steps[s]), u->tag, plan->comm,
+                             pc_steps_slot(st)));
     return PLANCOLL_SUCCESS;
+}
+
+/* Step s's incoming slots into place (and into the record). */
+static int bruck_finish(struct plancoll_plan_s *plan, struct pc_steps *st, int s)
+{
+    (void)plan;
+    struct pc_bruck_uniform *u = PC_STEPS_OWNER(st, struct pc_bruck_uniform, steps);
+    const struct pc_bruck_sched *b = &u->sched;
+    const size_t m = u->m;
+    const int *slots = b->slots + b->slot_start[s];
+    int k = b->slot_start[s + 1] - b->slot_start[s];
+    for (int i = 0; i < k; i++) memcpy(u->slots + (size_t)slots[i] * m, u->unpack + (size_t)i * m, m);
+    if (u->record) memcpy(u->record + (size_t)b->slot_start[s] * m, u->unpack, (size_t)k * m);
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_bruck_uniform_begin(struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+                            char *record)
+{
+    u->unit = unit;
+    u->tag = pc_tag(plan, tag);
+    u->record = record;
+    pc_steps_begin(&u->steps, u->m == 0 ? 0 : u->sched.nsteps);
+}
+
+int pc_bruck_uniform_advance(struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, bool *done)
+{
+    return pc_steps_advance(plan, &u->steps, bruck_post, bruck_finish, done);
+}
+
+int pc_bruck_uniform_run(struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+                         char *record)
+{
+    pc_bruck_uniform_begin(plan, u, unit, tag, record);
+    return pc_steps_wait(plan, &u->steps, bruck_post, bruck_finish);
 }
 
 double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, const struct pc_machine_model *mm)

@@ -8,6 +8,7 @@
 
 #include "exec/plan.h"
 #include "exec/schedule.h"
+#include "exec/steps.h"
 
 #define PC_BRUCK_MAX_STEPS 256
 
@@ -34,6 +35,11 @@ struct pc_bruck_uniform {
     struct pc_bruck_sched sched;
     size_t m;
     char *slots, *pack, *unpack;
+    /* the run in progress (pc_bruck_uniform_begin) */
+    struct pc_steps steps;
+    MPI_Datatype unit;
+    int tag;
+    char *record;
 };
 
 int pc_bruck_uniform_init(struct pc_bruck_uniform *u, int P, int radix, size_t m);
@@ -45,8 +51,14 @@ void pc_bruck_uniform_teardown(struct plancoll_plan_s *plan);
 /* Runs the steps on u->slots; unit is MPI_BYTE or MPI_PACKED. With record, each step's incoming slots are also
  * kept: step s's at record + slot_start[s] m (what passed through this rank; alltoallv.twophase_bruck's
  * metadata pass). */
-int pc_bruck_uniform_run(const struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+int pc_bruck_uniform_run(struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
                          char *record);
+/* The same run as a schedule of steps (exec/steps.h): begin sets it up (posts nothing), advance moves it without
+ * blocking (pc_bruck_uniform_run is begin + a waiting loop over it). tag is the plan's kind of tag (tags.h); the
+ * plan's slot is added (pc_tag). */
+void pc_bruck_uniform_begin(struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, MPI_Datatype unit, int tag,
+                            char *record);
+int pc_bruck_uniform_advance(struct plancoll_plan_s *plan, struct pc_bruck_uniform *u, bool *done);
 
 /* Cost of the steps with m-byte slots (model primitives): sum over steps s of
  *   msg_s(k_s m)             one message of the k_s slots step s moves, to the rank d_s = v R^d ahead: a node

@@ -12,6 +12,18 @@ static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recv
     return plan->alg->execute(plan, sendbuf, recvbuf);
 }
 
+/* plancoll_start: only an algorithm with the resumable form (struct pc_algorithm's start and advance). */
+static int start(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
+{
+    if (!plan->alg->start || !plan->alg->advance)
+        return pc_error(PLANCOLL_ERR_NOT_STARTABLE,
+                        "%s runs only blocking (it waits inside its steps): plan with PLANCOLL_NONBLOCKING to start it",
+                        plan->alg->name);
+    return plan->alg->start(plan, sendbuf, recvbuf);
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done) { return plan->alg->advance(plan, done); }
+
 /* execute_buffers: the new buffers against the plan's shape (what the algorithm's set-up assumed). */
 static int check_buffers(const struct plancoll_plan_s *p, const void *sendbuf, const void *recvbuf)
 {
@@ -99,6 +111,8 @@ static void teardown(struct plancoll_plan_s *plan)
 
 const struct pc_plan_ops pc_collective_plan_ops = {
     .execute = execute,
+    .start = start,
+    .advance = advance,
     .check_buffers = check_buffers,
     .name = name,
     .spec = spec,

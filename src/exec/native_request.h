@@ -1,11 +1,14 @@
 /* The native candidates' one request (alltoall.native, alltoallv.native, allreduce.native): MPI's own
- * collective, as a persistent request (MPI-4 *_init) bound to the plan's buffers, started and waited with the
- * library's wait policy; on other buffers (plancoll_execute_buffers) the nonblocking collective instead, since a
- * persistent request is bound to its buffers.  Each candidate supplies only the two MPI calls. */
+ * collective, as a persistent request (MPI-4 *_init) bound to the plan's buffers, started and then tested (a
+ * one-step schedule, exec/steps.h: MPI_Start is local, MPI_Test never blocks), waited with the library's wait
+ * policy when executed; on other buffers (plancoll_execute_buffers, plancoll_start_buffers) the nonblocking
+ * collective instead, since a persistent request is bound to its buffers.  Each candidate supplies only the two MPI
+ * calls (and, for allreduce, what to do once the result is in). */
 #ifndef PC_NATIVE_REQUEST_H
 #define PC_NATIVE_REQUEST_H
 
 #include "exec/plan.h"
+#include "exec/steps.h"
 
 /* Makes the persistent request over the plan's own buffers (plan->sendbuf, plan->recvbuf). A plancoll error code
  * (PC_MPI_CHECK). */
@@ -13,12 +16,21 @@ typedef int (*pc_native_init_fn)(struct plancoll_plan_s *plan, MPI_Request *req)
 /* Posts the nonblocking collective over sbuf and rbuf. A plancoll error code (PC_MPI_CHECK). */
 typedef int (*pc_native_post_fn)(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req);
 
-/* Setup: plan->impl becomes the persistent request, made by init (kept, and freed by pc_native_teardown, when
- * init fails). */
-int pc_native_setup(struct plancoll_plan_s *plan, pc_native_init_fn init);
+/* The state: the persistent request, the nonblocking one of an execution on other buffers, the schedule. */
+struct pc_native {
+    MPI_Request persistent, once;
+    pc_native_post_fn post;
+    struct pc_steps steps;
+};
+
+/* Setup: plan->impl becomes the state, its persistent request made by init (kept, and freed by pc_native_teardown,
+ * when init fails); post runs the executions on other buffers. */
+int pc_native_setup(struct plancoll_plan_s *plan, pc_native_init_fn init, pc_native_post_fn post);
 /* Frees the persistent request and the state. */
 void pc_native_teardown(struct plancoll_plan_s *plan);
-/* Execute: starts and waits the persistent request on the planned buffers, else posts (post) and waits. */
-int pc_native_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, pc_native_post_fn post);
+/* Start: MPI_Start on the planned buffers, else the nonblocking collective (post); advance: MPI_Test. finish (NULL:
+ * none) runs once the request is complete. */
+int pc_native_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
+int pc_native_advance(struct plancoll_plan_s *plan, bool *done, pc_step_finish_fn finish);
 
 #endif

@@ -29,6 +29,12 @@ struct plancoll_plan_s;
 struct pc_plan_ops {
     /* One execution on these buffers (sendbuf may be MPI_IN_PLACE where the kind allows it). */
     int (*execute)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    /* plancoll_start's work: NULL when the kind cannot be started (plancoll_start then fails with
+     * PLANCOLL_ERR_NOT_STARTABLE); otherwise a code with the detail set when this plan cannot (its algorithm has no
+     * start), else it begins one execution on these buffers without waiting for another rank. */
+    int (*start)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
+    /* Moves the started execution on without blocking; *done when it is complete. */
+    int (*advance)(struct plancoll_plan_s *, bool *done);
     /* plancoll_execute_buffers: the new buffers against the plan's shape; a code with the detail set. */
     int (*check_buffers)(const struct plancoll_plan_s *, const void *sendbuf, const void *recvbuf);
     /* plancoll_plan_algorithm: the plan's algorithm by name, valid while the plan lives. */
@@ -72,6 +78,18 @@ struct plancoll_plan_s {
     struct pc_reduction red;
 
     void *impl; /* the algorithm's private state (a collective), or the kind's (the transpose's) */
+    /* The execution in progress (started or executed): its buffers, for the steps of a schedule (exec/steps.h). */
+    const void *run_sendbuf;
+    void *run_recvbuf;
+    /* Added to every point-to-point tag of the plan's executions (pc_tag): plans on one communicator active at once
+     * never match each other's messages. A slot of the layout, the same on every rank (pc_plan_tag_slot). */
+    int tag_offset, tag_slot;
+    /* Nonblocking plans (api/nonblocking.c): started and not yet completed by test or wait; the execution finished
+     * (done) with error active_err (its detail in active_detail), and the process's list of active plans. */
+    bool active, active_done;
+    int active_err;
+    char active_detail[200];
+    struct plancoll_plan_s *active_prev, *active_next;
     bool planned_buffers; /* this execution runs on the buffers given at plan time (plancoll_execute) */
 
     /* provenance, for plancoll_fprint_plan */
@@ -102,6 +120,14 @@ static inline int pc_plan_run_planned(struct plancoll_plan_s *plan)
     plan->planned_buffers = true;
     return pc_plan_run(plan, plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf);
 }
+
+/* The tag of the plan's messages of kind tag (exec/tags.h). */
+static inline int pc_tag(const struct plancoll_plan_s *plan, int tag) { return plan->tag_offset + tag; }
+
+/* Gives the plan a tag slot of its layout (the lowest free one: plans are made and destroyed collectively, so
+ * every rank picks the same), or the shared slot 0 when the communicator has more live plans than MPI's tags
+ * allow slots (MPI_TAG_UB / PC_TAG_STRIDE); pc_plan_free returns it. */
+void pc_plan_tag_slot(struct plancoll_plan_s *plan);
 
 /* Waits for n requests with the library's wait policy, on the plan's layout (shm/requests.h). */
 static inline int pc_wait_all(const struct plancoll_plan_s *plan, int n, MPI_Request *reqs)

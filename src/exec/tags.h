@@ -32,4 +32,10 @@ enum {
                                        sub-partition so that concurrent ones never match each other */
 };
 
+/* Each plan adds its slot's offset, slot x PC_TAG_STRIDE (exec/plan.h, pc_tag), so that plans active at once on one
+ * communicator keep their messages apart; every tag above is below the stride. Slot 0 is shared by the plans beyond
+ * the layout's last slot (PC_TAG_MAX_SLOTS or MPI_TAG_UB's bound), which therefore must not run at once. */
+#define PC_TAG_STRIDE 5000
+#define PC_TAG_MAX_SLOTS 1024
+
 #endif

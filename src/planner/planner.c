@@ -172,7 +172,7 @@ int pc_enumerate_forced(const struct pc_algorithm_table *algs, const struct pc_p
     for (int i = 0; i < nforced; i++) {
         const struct pc_algorithm *a = pc_algorithm_at(algs, forced[i].alg);
         if (!a || a->collective != p->coll) continue;
-        const char *why = a->inapplicable ? a->inapplicable(p) : NULL;
+        const char *why = pc_algorithm_refuses(a, p);
         if (why) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "%s cannot run this problem: %s", a->name, why);
         struct pc_params variants[PC_MAX_VARIANTS];
         memset(variants, 0, sizeof variants);
@@ -206,7 +206,7 @@ int pc_enumerate(const struct pc_algorithm_table *algs, const struct pc_problem 
         int idx = allowed ? allowed[i] : i;
         const struct pc_algorithm *a = pc_algorithm_at(algs, idx);
         if (!a || a->collective != p->coll) continue;
-        const char *why = a->inapplicable ? a->inapplicable(p) : NULL;
+        const char *why = pc_algorithm_refuses(a, p);
         if (why) {
             if (allowed) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "%s cannot run this problem: %s", a->name, why);
             continue;

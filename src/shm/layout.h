@@ -75,6 +75,9 @@ struct pc_layout {
     void (*poke)(void *);
     void *poke_ctx;
     struct pc_heap *heap;       /* plancoll_malloc's node-shared heap (shm/heap.h), NULL until first used */
+    /* The tag slots of the live plans on this communicator (exec/plan.c, pc_plan_tag_slot): bit s of word s/64. */
+    uint64_t tag_slots_used[16];
+    int tag_slots;              /* usable slots, 1..1024 (0: not yet read from MPI_TAG_UB) */
 };
 
 /* The layout of comm, created (collectively) at first use. Adds a reference the caller must release. */

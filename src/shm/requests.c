@@ -21,6 +21,14 @@ static int test_requests(int n, MPI_Request *reqs, int *done)
     return MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE);
 }
 
+int pc_test_requests(int n, MPI_Request *reqs, bool *done)
+{
+    int flag = 1;
+    if (n > 0) PC_MPI_CHECK(test_requests(n, reqs, &flag));
+    *done = flag != 0;
+    return PLANCOLL_SUCCESS;
+}
+
 int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs)
 {
     if (n <= 0) return PLANCOLL_SUCCESS;

@@ -4,12 +4,15 @@
 #define PC_REQUESTS_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "base/errors.h"
 
 struct pc_layout;
 
+/* Tests n requests once (never blocks): *done when every one is complete (and freed or inactive). */
+int pc_test_requests(int n, MPI_Request *reqs, bool *done);
 /* Waits for n requests with the library's wait policy (MPI_Testall in a yielding loop). */
 int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs);
 /* Collectives on the layout's communicator, nonblocking and waited with the wait policy. */

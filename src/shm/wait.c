@@ -30,8 +30,11 @@ static inline void cpu_relax(void)
 #endif
 }
 
+void (*pc_progress_hook)(void);
+
 void pc_waiter_pause(struct pc_waiter *w)
 {
+    if (pc_progress_hook) pc_progress_hook();
     if (w->yield_now) {
         sched_yield();
         return;

@@ -19,8 +19,15 @@ struct pc_waiter {
 
 /* Starts a wait: oversubscribed says whether this rank's host holds more ranks than cores. */
 void pc_waiter_init(struct pc_waiter *w, int mode, bool oversubscribed);
-/* One pause of a wait loop: a CPU relax while spinning, sched_yield after the spin budget. */
+/* One pause of a wait loop: a CPU relax while spinning, sched_yield after the spin budget; first it runs the
+ * progress hook when one is set. */
 void pc_waiter_pause(struct pc_waiter *w);
+
+/* Advances every started plan of the process (set by the API at the first plancoll_start, api/nonblocking.c):
+ * every wait of the library calls it at each pause, so a rank blocked in one plan's execution, a plan's creation
+ * or a wait keeps the plans it started moving (MPI's progress rule for persistent requests: a rank blocked in a
+ * collective must not hold up another one it started before). The hook guards itself against reentry. */
+extern void (*pc_progress_hook)(void);
 
 /* Spins before yielding in auto mode (iterations of the poll loop). */
 #define PC_WAIT_SPIN_BUDGET 2000

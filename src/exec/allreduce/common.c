@@ -10,32 +10,51 @@ int pc_allreduce_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbu
     return pc_copy_typed(plan, sbuf, plan->count, &plan->rtype, rbuf, plan->count, &plan->rtype);
 }
 
-int pc_allreduce_exchange(struct plancoll_plan_s *plan, int peer, const void *sendptr, int scount, void *recvptr,
-                          int rcount)
+int pc_allreduce_begin(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, int nsteps)
 {
-    MPI_Request reqs[2];
-    int n = 0;
-    if (rcount > 0)
-        PC_MPI_CHECK(MPI_Irecv(recvptr, rcount, plan->rtype.type, peer, PC_TAG_ALLREDUCE, plan->comm, &reqs[n++]));
-    if (scount > 0)
-        PC_MPI_CHECK(MPI_Isend(sendptr, scount, plan->rtype.type, peer, PC_TAG_ALLREDUCE, plan->comm, &reqs[n++]));
-    return pc_wait_all(plan, n, reqs);
+    struct pc_allreduce_scratch *st = plan->impl;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    st->fold = pc_fold_make(plan->rank, plan->size);
+    st->cur = rbuf;
+    st->in = st->tmp;
+    bool nothing = plan->count == 0 || plan->size == 1;
+    pc_steps_begin(&st->steps, nothing ? 0 : nsteps + 2);
+    return pc_allreduce_start(plan, sbuf, rbuf);
 }
 
-int pc_allreduce_fold_in(struct plancoll_plan_s *plan, const struct pc_fold *f, void *rbuf, void *tmp)
+int pc_allreduce_post_exchange(struct plancoll_plan_s *plan, struct pc_steps *s, int peer, const void *sendptr,
+                               int scount, void *recvptr, int rcount)
 {
-    if (plan->rank >= 2 * f->rem) return PLANCOLL_SUCCESS;
-    if (f->newrank < 0) return pc_allreduce_exchange(plan, plan->rank + 1, rbuf, plan->count, NULL, 0);
-    int err = pc_allreduce_exchange(plan, plan->rank - 1, NULL, 0, tmp, plan->count);
-    if (err) return err;
-    return pc_reduce(&plan->red, tmp, rbuf, plan->count);
+    const int tag = pc_tag(plan, PC_TAG_ALLREDUCE);
+    if (rcount > 0) PC_MPI_CHECK(MPI_Irecv(recvptr, rcount, plan->rtype.type, peer, tag, plan->comm, pc_steps_slot(s)));
+    if (scount > 0) PC_MPI_CHECK(MPI_Isend(sendptr, scount, plan->rtype.type, peer, tag, plan->comm, pc_steps_slot(s)));
+    return PLANCOLL_SUCCESS;
 }
 
-int pc_allreduce_fold_out(struct plancoll_plan_s *plan, const struct pc_fold *f, void *rbuf)
+int pc_allreduce_fold_in_post(struct plancoll_plan_s *plan, struct pc_steps *s)
 {
+    struct pc_allreduce_scratch *st = plan->impl;
+    const struct pc_fold *f = &st->fold;
     if (plan->rank >= 2 * f->rem) return PLANCOLL_SUCCESS;
-    if (f->newrank < 0) return pc_allreduce_exchange(plan, plan->rank + 1, NULL, 0, rbuf, plan->count);
-    return pc_allreduce_exchange(plan, plan->rank - 1, rbuf, plan->count, NULL, 0);
+    if (f->newrank < 0) return pc_allreduce_post_exchange(plan, s, plan->rank + 1, plan->run_recvbuf, plan->count, NULL, 0);
+    return pc_allreduce_post_exchange(plan, s, plan->rank - 1, NULL, 0, st->tmp, plan->count);
+}
+
+int pc_allreduce_fold_in_finish(struct plancoll_plan_s *plan)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    if (plan->rank >= 2 * st->fold.rem || st->fold.newrank < 0) return PLANCOLL_SUCCESS;
+    return pc_reduce(&plan->red, st->tmp, plan->run_recvbuf, plan->count);
+}
+
+int pc_allreduce_fold_out_post(struct plancoll_plan_s *plan, struct pc_steps *s)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    const struct pc_fold *f = &st->fold;
+    if (plan->rank >= 2 * f->rem) return PLANCOLL_SUCCESS;
+    if (f->newrank < 0) return pc_allreduce_post_exchange(plan, s, plan->rank + 1, NULL, 0, plan->run_recvbuf, plan->count);
+    return pc_allreduce_post_exchange(plan, s, plan->rank - 1, plan->run_recvbuf, plan->count, NULL, 0);
 }
 
 /* The fold pairs ranks 2i and 2i + 1 below 2 rem. */

@@ -24,15 +24,18 @@ static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_
     return PLANCOLL_SUCCESS;
 }
 
-static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init); }
+static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init, post); }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* Once MPI's result is in: MPI's NaNs may differ between ranks, every rank settles them (plan.h). */
+static int settle(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
 {
-    int err = pc_native_execute(plan, sbuf, rbuf, post);
-    /* MPI's NaNs may differ between ranks: every rank settles them (plan.h) */
-    if (!err && plan->red.settle_nans) plan->red.settle_nans((char *)rbuf + plan->rtype.true_lb, plan->count);
-    return err;
+    (void)s;
+    (void)step;
+    if (plan->red.settle_nans) plan->red.settle_nans((char *)plan->run_recvbuf + plan->rtype.true_lb, plan->count);
+    return PLANCOLL_SUCCESS;
 }
+
+static int advance(struct plancoll_plan_s *plan, bool *done) { return pc_native_advance(plan, done, settle); }
 
 /* MPI reduces with its own op: the answer is plancoll's only where that op agrees with plancoll's (reduce.c). */
 static const char *inapplicable(const struct pc_problem *p)
@@ -54,6 +57,8 @@ const struct pc_algorithm pc_allreduce_native = {
     .inapplicable = inapplicable,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = pc_native_start,
+    .advance = advance,
     .teardown = pc_native_teardown,
 };

@@ -18,42 +18,60 @@ static const char *inapplicable(const struct pc_problem *p)
     return p->commutative ? NULL : "reduce-scatter reorders operands: needs a commutative op";
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* The schedule, n = lg(pof2): step 0 the fold in; steps 1..n the reduce-scatter, each keeping half of the owned
+ * block range and reducing the peer's copy of it; steps n+1..2n the allgather, replaying them backwards (sending
+ * what this rank owns, receiving the other half); the last the fold out. A rank folded out sits the middle out. */
+static int nsteps_of(const struct plancoll_plan_s *plan) { return pc_log2_pof2(pc_fold_make(plan->rank, plan->size).pof2); }
+
+static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
 {
     struct pc_allreduce_scratch *st = plan->impl;
-    int err = pc_allreduce_start(plan, sbuf, rbuf);
-    if (err || plan->count == 0 || plan->size == 1) return err;
-    struct pc_fold f = pc_fold_make(plan->rank, plan->size);
-    err = pc_allreduce_fold_in(plan, &f, rbuf, st->tmp);
-    if (err) return err;
-    if (f.newrank >= 0) {
-        const struct pc_typeinfo *t = &plan->rtype;
-        const int count = plan->count, nb = f.pof2, nsteps = pc_log2_pof2(f.pof2);
-        /* Reduce-scatter: each step keeps half of the owned block range and reduces the peer's copy of it. */
-        for (int s = 0; s < nsteps; s++) {
-            struct pc_halving_step h = pc_halving_step(f.newrank, nb, s);
-            int keep = pc_block_displ(count, nb, h.keep_lo);
-            int rcount = pc_block_span(count, nb, h.keep_lo, h.keep_hi);
-            err = pc_allreduce_exchange(plan, pc_fold_real(&f, h.newpeer),
-                                        pc_elem_ptr(rbuf, t, pc_block_displ(count, nb, h.send_lo)),
-                                        pc_block_span(count, nb, h.send_lo, h.send_hi), pc_elem_ptr(st->tmp, t, keep),
-                                        rcount);
-            if (err) return err;
-            err = pc_reduce(&plan->red, pc_elem_ptr(st->tmp, t, keep), pc_elem_ptr(rbuf, t, keep), rcount);
-            if (err) return err;
-        }
-        /* Allgather: replay the steps backwards, sending what this rank owns and receiving the other half. */
-        for (int s = nsteps - 1; s >= 0; s--) {
-            struct pc_doubling_step d = pc_doubling_step(f.newrank, nb, s);
-            err = pc_allreduce_exchange(plan, pc_fold_real(&f, d.newpeer),
-                                        pc_elem_ptr(rbuf, t, pc_block_displ(count, nb, d.own_lo)),
-                                        pc_block_span(count, nb, d.own_lo, d.own_hi),
-                                        pc_elem_ptr(rbuf, t, pc_block_displ(count, nb, d.recv_lo)),
-                                        pc_block_span(count, nb, d.recv_lo, d.recv_hi));
-            if (err) return err;
-        }
+    const struct pc_fold *f = &st->fold;
+    const int n = (s->count - 2) / 2, count = plan->count, nb = f->pof2;
+    const struct pc_typeinfo *t = &plan->rtype;
+    void *rbuf = plan->run_recvbuf;
+    if (step == 0) return pc_allreduce_fold_in_post(plan, s);
+    if (step == s->count - 1) return pc_allreduce_fold_out_post(plan, s);
+    if (f->newrank < 0) return PLANCOLL_SUCCESS;
+    if (step <= n) {
+        struct pc_halving_step h = pc_halving_step(f->newrank, nb, step - 1);
+        int keep = pc_block_displ(count, nb, h.keep_lo);
+        return pc_allreduce_post_exchange(plan, s, pc_fold_real(f, h.newpeer),
+                                          pc_elem_ptr(rbuf, t, pc_block_displ(count, nb, h.send_lo)),
+                                          pc_block_span(count, nb, h.send_lo, h.send_hi), pc_elem_ptr(st->tmp, t, keep),
+                                          pc_block_span(count, nb, h.keep_lo, h.keep_hi));
     }
-    return pc_allreduce_fold_out(plan, &f, rbuf);
+    struct pc_doubling_step d = pc_doubling_step(f->newrank, nb, 2 * n - step);
+    return pc_allreduce_post_exchange(plan, s, pc_fold_real(f, d.newpeer),
+                                      pc_elem_ptr(rbuf, t, pc_block_displ(count, nb, d.own_lo)),
+                                      pc_block_span(count, nb, d.own_lo, d.own_hi),
+                                      pc_elem_ptr(rbuf, t, pc_block_displ(count, nb, d.recv_lo)),
+                                      pc_block_span(count, nb, d.recv_lo, d.recv_hi));
+}
+
+static int finish(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    const struct pc_fold *f = &st->fold;
+    const int n = (s->count - 2) / 2, count = plan->count, nb = f->pof2;
+    if (step == 0) return pc_allreduce_fold_in_finish(plan);
+    if (f->newrank < 0 || step > n) return PLANCOLL_SUCCESS;
+    struct pc_halving_step h = pc_halving_step(f->newrank, nb, step - 1);
+    int keep = pc_block_displ(count, nb, h.keep_lo);
+    const struct pc_typeinfo *t = &plan->rtype;
+    return pc_reduce(&plan->red, pc_elem_ptr(st->tmp, t, keep), pc_elem_ptr(plan->run_recvbuf, t, keep),
+                     pc_block_span(count, nb, h.keep_lo, h.keep_hi));
+}
+
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    return pc_allreduce_begin(plan, sbuf, rbuf, 2 * nsteps_of(plan));
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    return pc_steps_advance(plan, &st->steps, post, finish, done);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -69,6 +87,8 @@ const struct pc_algorithm pc_allreduce_rabenseifner = {
     .inapplicable = inapplicable,
     .estimate = estimate,
     .setup = pc_allreduce_scratch_setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = pc_allreduce_scratch_teardown,
 };

@@ -11,36 +11,53 @@
 #include "exec/schedule.h"
 #include "exec/allreduce/common.h"
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* The schedule: step 0 the fold in, steps 1..lg(pof2) the exchanges with newrank ^ 2^(step-1) (none for a rank
+ * folded out), the last the fold out. */
+static int nsteps_of(const struct plancoll_plan_s *plan) { return pc_log2_pof2(pc_fold_make(plan->rank, plan->size).pof2); }
+
+static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
 {
     struct pc_allreduce_scratch *st = plan->impl;
-    int err = pc_allreduce_start(plan, sbuf, rbuf);
-    if (err || plan->count == 0 || plan->size == 1) return err;
-    struct pc_fold f = pc_fold_make(plan->rank, plan->size);
-    err = pc_allreduce_fold_in(plan, &f, rbuf, st->tmp);
-    if (err) return err;
-    if (f.newrank >= 0) {
-        void *cur = rbuf, *in = st->tmp;
-        for (int step = 0, nsteps = pc_log2_pof2(f.pof2); step < nsteps; step++) {
-            int newpeer = pc_rd_newpeer(f.newrank, step);
-            err = pc_allreduce_exchange(plan, pc_fold_real(&f, newpeer), cur, plan->count, in, plan->count);
-            if (err) return err;
-            if (newpeer < f.newrank) {
-                err = pc_reduce(&plan->red, in, cur, plan->count); /* cur = peer op mine */
-            } else {
-                err = pc_reduce(&plan->red, cur, in, plan->count); /* in = mine op peer */
-                void *t = cur;
-                cur = in;
-                in = t;
-            }
+    const struct pc_fold *f = &st->fold;
+    const int last = s->count - 1;
+    if (step == 0) return pc_allreduce_fold_in_post(plan, s);
+    if (step == last) {
+        if (f->newrank >= 0 && st->cur != plan->run_recvbuf) {
+            int err = pc_copy_typed(plan, st->cur, plan->count, &plan->rtype, plan->run_recvbuf, plan->count, &plan->rtype);
             if (err) return err;
         }
-        if (cur != rbuf) {
-            err = pc_copy_typed(plan, cur, plan->count, &plan->rtype, rbuf, plan->count, &plan->rtype);
-            if (err) return err;
-        }
+        return pc_allreduce_fold_out_post(plan, s);
     }
-    return pc_allreduce_fold_out(plan, &f, rbuf);
+    if (f->newrank < 0) return PLANCOLL_SUCCESS;
+    int newpeer = pc_rd_newpeer(f->newrank, step - 1);
+    return pc_allreduce_post_exchange(plan, s, pc_fold_real(f, newpeer), st->cur, plan->count, st->in, plan->count);
+}
+
+/* Both partners compute (lower rank's data) op (higher rank's data). */
+static int finish(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    const struct pc_fold *f = &st->fold;
+    if (step == 0) return pc_allreduce_fold_in_finish(plan);
+    if (step == s->count - 1 || f->newrank < 0) return PLANCOLL_SUCCESS;
+    if (pc_rd_newpeer(f->newrank, step - 1) < f->newrank)
+        return pc_reduce(&plan->red, st->in, st->cur, plan->count); /* cur = peer op mine */
+    int err = pc_reduce(&plan->red, st->cur, st->in, plan->count); /* in = mine op peer */
+    void *t = st->cur;
+    st->cur = st->in;
+    st->in = t;
+    return err;
+}
+
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    return pc_allreduce_begin(plan, sbuf, rbuf, nsteps_of(plan));
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pc_allreduce_scratch *st = plan->impl;
+    return pc_steps_advance(plan, &st->steps, post, finish, done);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -55,6 +72,8 @@ const struct pc_algorithm pc_allreduce_recursive_doubling = {
     .summary = "recursive doubling over the whole vector, any P (fold), keeps rank order",
     .estimate = estimate,
     .setup = pc_allreduce_scratch_setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = pc_allreduce_scratch_teardown,
 };

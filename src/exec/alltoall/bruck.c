@@ -25,20 +25,32 @@ static inline char *block(const void *buf, const struct pc_typeinfo *t, int coun
     return pc_elem_ptr(buf, t, (MPI_Aint)j * count) + t->true_lb;
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* The rotation, then the steps (advance); the inverse rotation once the last step is in. */
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct pc_bruck_uniform *u = plan->impl;
     const int P = plan->size, r = plan->rank;
     const size_t m = u->m;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    pc_bruck_uniform_begin(plan, u, MPI_BYTE, PC_TAG_ALLTOALL_BRUCK, NULL);
     if (m == 0) return PLANCOLL_SUCCESS;
     const void *src = plan->in_place ? rbuf : sbuf;
     const struct pc_typeinfo *stype = plan->in_place ? &plan->rtype : &plan->stype;
     int scount = plan->in_place ? plan->recvcount : plan->sendcount;
     for (int i = 0; i < P; i++) memcpy(u->slots + (size_t)i * m, block(src, stype, scount, pc_bruck_rotate_from(r, P, i)), m);
-    int err = pc_bruck_uniform_run(plan, u, MPI_BYTE, PC_TAG_ALLTOALL_BRUCK, NULL);
-    if (err) return err;
+    return PLANCOLL_SUCCESS;
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pc_bruck_uniform *u = plan->impl;
+    int err = pc_bruck_uniform_advance(plan, u, done);
+    if (err || !*done || u->m == 0) return err;
+    const int P = plan->size, r = plan->rank;
     for (int j = 0; j < P; j++)
-        memcpy(block(rbuf, &plan->rtype, plan->recvcount, j), u->slots + (size_t)pc_bruck_final_slot(r, P, j) * m, m);
+        memcpy(block(plan->run_recvbuf, &plan->rtype, plan->recvcount, j),
+               u->slots + (size_t)pc_bruck_final_slot(r, P, j) * u->m, u->m);
     return PLANCOLL_SUCCESS;
 }
 
@@ -58,6 +70,8 @@ const struct pc_algorithm pc_alltoall_bruck = {
     .variants = pc_bruck_variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = pc_bruck_uniform_teardown,
 };

@@ -1,5 +1,5 @@
-/* alltoall.native: MPI's own persistent collective (MPI_Alltoall_init), started and then waited in plancoll's
- * yielding loop. On other buffers (plancoll_execute_buffers) it runs MPI_Ialltoall, since a persistent request
+/* alltoall.native: MPI's own persistent collective (MPI_Alltoall_init), started and then tested
+ * (plancoll_start) or waited in plancoll's yielding loop. On other buffers (plancoll_execute_buffers) it runs MPI_Ialltoall, since a persistent request
  * is bound to its buffers. Cost: modelled as MPICH's choice in the model's primitives:
  *   m < 256 B and P > 2: radix-2 Bruck, as alltoall.bruck (bruck_common.h):
  *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m)) + 2 transpose(P m)   + native_rounds(steps)
@@ -35,12 +35,9 @@ static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_
     return PLANCOLL_SUCCESS;
 }
 
-static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init); }
+static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init, post); }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
-{
-    return pc_native_execute(plan, sbuf, rbuf, post);
-}
+static int advance(struct plancoll_plan_s *plan, bool *done) { return pc_native_advance(plan, done, NULL); }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
@@ -64,6 +61,8 @@ const struct pc_algorithm pc_alltoall_native = {
     .inapplicable = inapplicable,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = pc_native_start,
+    .advance = advance,
     .teardown = pc_native_teardown,
 };

@@ -9,10 +9,12 @@
 #include "exec/plan.h"
 #include "exec/cost.h"
 #include "exec/schedule.h"
+#include "exec/steps.h"
 
 struct pairwise {
     void *scratch; /* in place: one packed block */
     MPI_Count scratch_bytes; /* large-count calls throughout: a block may exceed 2 GiB */
+    struct pc_steps steps;
 };
 
 static int setup(struct plancoll_plan_s *plan)
@@ -36,44 +38,50 @@ static void teardown(struct plancoll_plan_s *plan)
     plan->impl = NULL;
 }
 
-static int execute_in_place(struct plancoll_plan_s *plan, void *rbuf)
+/* Step i (0..P-1) of the schedule: in place, the swap with partner (i - r) mod P through the scratch (none when the
+ * partner is r); out of place, the exchange with (r + i) and (r - i) mod P (step 0 is the own block, copied by
+ * start). */
+static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int i)
 {
     struct pairwise *st = plan->impl;
-    const int P = plan->size, r = plan->rank, rc = plan->recvcount;
-    for (int i = 0; i < P; i++) {
+    const int P = plan->size, r = plan->rank, sc = plan->sendcount, rc = plan->recvcount;
+    void *rbuf = plan->run_recvbuf;
+    const int tag = pc_tag(plan, PC_TAG_ALLTOALL);
+    if (plan->in_place) {
         int partner = pc_pairwise_partner(r, P, i);
-        if (partner == r) continue;
+        if (partner == r) return PLANCOLL_SUCCESS;
         char *block = pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)partner * rc);
         MPI_Count pos = 0;
         PC_MPI_CHECK(MPI_Pack_c(block, rc, plan->rtype.type, st->scratch, st->scratch_bytes, &pos, plan->comm));
-        MPI_Request reqs[2];
-        PC_MPI_CHECK(MPI_Irecv(block, rc, plan->rtype.type, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[0]));
-        PC_MPI_CHECK(MPI_Isend_c(st->scratch, pos, MPI_PACKED, partner, PC_TAG_ALLTOALL, plan->comm, &reqs[1]));
-        int err = pc_wait_all(plan, 2, reqs);
-        if (err) return err;
+        PC_MPI_CHECK(MPI_Irecv(block, rc, plan->rtype.type, partner, tag, plan->comm, pc_steps_slot(s)));
+        PC_MPI_CHECK(MPI_Isend_c(st->scratch, pos, MPI_PACKED, partner, tag, plan->comm, pc_steps_slot(s)));
+        return PLANCOLL_SUCCESS;
     }
+    if (i == 0) return PLANCOLL_SUCCESS;
+    int dst = pc_pairwise_dst(r, P, i), src = pc_pairwise_src(r, P, i);
+    PC_MPI_CHECK(MPI_Irecv(pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)src * rc), rc, plan->rtype.type, src, tag,
+                           plan->comm, pc_steps_slot(s)));
+    PC_MPI_CHECK(MPI_Isend(pc_elem_ptr(plan->run_sendbuf, &plan->stype, (MPI_Aint)dst * sc), sc, plan->stype.type, dst,
+                           tag, plan->comm, pc_steps_slot(s)));
     return PLANCOLL_SUCCESS;
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
-    if (plan->prob.block_bytes == 0) return PLANCOLL_SUCCESS;
-    if (plan->in_place) return execute_in_place(plan, rbuf);
-    const int P = plan->size, r = plan->rank, sc = plan->sendcount, rc = plan->recvcount;
-    int err = pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, (MPI_Aint)r * sc), sc, &plan->stype,
-                            pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)r * rc), rc, &plan->rtype);
-    if (err) return err;
-    for (int i = 1; i < P; i++) {
-        int dst = pc_pairwise_dst(r, P, i), src = pc_pairwise_src(r, P, i);
-        MPI_Request reqs[2];
-        PC_MPI_CHECK(MPI_Irecv(pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)src * rc), rc, plan->rtype.type, src,
-                               PC_TAG_ALLTOALL, plan->comm, &reqs[0]));
-        PC_MPI_CHECK(MPI_Isend(pc_elem_ptr(sbuf, &plan->stype, (MPI_Aint)dst * sc), sc, plan->stype.type, dst,
-                               PC_TAG_ALLTOALL, plan->comm, &reqs[1]));
-        err = pc_wait_all(plan, 2, reqs);
-        if (err) return err;
-    }
-    return PLANCOLL_SUCCESS;
+    struct pairwise *st = plan->impl;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    pc_steps_begin(&st->steps, plan->prob.block_bytes == 0 ? 0 : plan->size);
+    if (plan->prob.block_bytes == 0 || plan->in_place) return PLANCOLL_SUCCESS;
+    const int r = plan->rank, sc = plan->sendcount, rc = plan->recvcount;
+    return pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, (MPI_Aint)r * sc), sc, &plan->stype,
+                         pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)r * rc), rc, &plan->rtype);
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pairwise *st = plan->impl;
+    return pc_steps_advance(plan, &st->steps, post, NULL, done);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -89,6 +97,8 @@ const struct pc_algorithm pc_alltoall_pairwise = {
     .summary = "P-1 pairwise exchange steps (symmetric pairing in place)",
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = teardown,
 };

@@ -23,12 +23,9 @@ static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_
     return PLANCOLL_SUCCESS;
 }
 
-static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init); }
+static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init, post); }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
-{
-    return pc_native_execute(plan, sbuf, rbuf, post);
-}
+static int advance(struct plancoll_plan_s *plan, bool *done) { return pc_native_advance(plan, done, NULL); }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
@@ -43,6 +40,8 @@ const struct pc_algorithm pc_alltoallv_native = {
     .summary = "MPI's persistent MPI_Alltoallv_init, yield-waited",
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = pc_native_start,
+    .advance = advance,
     .teardown = pc_native_teardown,
 };

@@ -27,19 +27,32 @@ static int setup(struct plancoll_plan_s *plan)
     return pc_bruck_uniform_setup(plan, (size_t)plan->prob.max_block_bytes);
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* The blocks packed into their rotated slots, then the steps (advance); unpacked once the last step is in. */
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct pc_bruck_uniform *u = plan->impl;
     const int P = plan->size, r = plan->rank;
     const size_t M = u->m;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    pc_bruck_uniform_begin(plan, u, pc_vblock_unit(plan), PC_TAG_PADDED_BRUCK, NULL);
     if (M == 0) return PLANCOLL_SUCCESS; /* every block of every rank is empty */
-    struct pc_vside out = pc_vside_send(plan), in = pc_vside_recv(plan);
+    struct pc_vside out = pc_vside_send(plan);
     const void *src = plan->in_place ? rbuf : sbuf;
     int err = PLANCOLL_SUCCESS;
     for (int i = 0; i < P && !err; i++) err = pc_vblock_pack(plan, &out, src, pc_bruck_rotate_from(r, P, i), u->slots + (size_t)i * M);
-    if (!err) err = pc_bruck_uniform_run(plan, u, pc_vblock_unit(plan), PC_TAG_PADDED_BRUCK, NULL);
+    return err;
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pc_bruck_uniform *u = plan->impl;
+    int err = pc_bruck_uniform_advance(plan, u, done);
+    if (err || !*done || u->m == 0) return err;
+    const int P = plan->size, r = plan->rank;
+    struct pc_vside in = pc_vside_recv(plan);
     for (int j = 0; j < P && !err; j++)
-        err = pc_vblock_unpack(plan, &in, rbuf, j, u->slots + (size_t)pc_bruck_final_slot(r, P, j) * M);
+        err = pc_vblock_unpack(plan, &in, plan->run_recvbuf, j, u->slots + (size_t)pc_bruck_final_slot(r, P, j) * u->m);
     return err;
 }
 
@@ -60,6 +73,8 @@ const struct pc_algorithm pc_alltoallv_padded_bruck = {
     .variants = pc_bruck_variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = pc_bruck_uniform_teardown,
 };

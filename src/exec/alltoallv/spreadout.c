@@ -9,11 +9,13 @@
 
 #include "exec/plan.h"
 #include "exec/cost.h"
+#include "exec/steps.h"
 
 struct spreadout {
     MPI_Request *reqs;   /* 2P */
     char *scratch;       /* in place: every outgoing block packed */
     MPI_Count *packed_offset; /* in place: [P+1]; large-count packing and sends, the scratch may pass 2 GiB */
+    struct pc_steps steps;
 };
 
 static uint64_t block_bytes(const struct pc_typeinfo *t, int count) { return (uint64_t)count * (uint64_t)t->size; }
@@ -55,12 +57,16 @@ static void teardown(struct plancoll_plan_s *plan)
     plan->impl = NULL;
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* One step: every receive posted, then every send; the own block copied meanwhile. */
+static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
 {
+    (void)step;
     struct spreadout *st = plan->impl;
-    const int P = plan->size, r = plan->rank;
+    const int P = plan->size, r = plan->rank, tag = pc_tag(plan, PC_TAG_ALLTOALLV);
     const struct pc_typeinfo *rt = &plan->rtype;
-    int n = 0;
+    const void *sbuf = plan->run_sendbuf;
+    void *rbuf = plan->run_recvbuf;
+    s->reqs = st->reqs;
     if (plan->in_place) {
         /* Pack before any receive can land on the blocks being sent. */
         for (int i = 1; i < P; i++) {
@@ -74,28 +80,40 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     for (int i = 1; i < P; i++) {
         int src = (r - i + P) % P;
         if (block_bytes(rt, plan->recvcounts[src]) == 0) continue;
-        PC_MPI_CHECK(MPI_Irecv(pc_elem_ptr(rbuf, rt, plan->rdispls[src]), plan->recvcounts[src], rt->type, src,
-                               PC_TAG_ALLTOALLV, plan->comm, &st->reqs[n++]));
+        PC_MPI_CHECK(MPI_Irecv(pc_elem_ptr(rbuf, rt, plan->rdispls[src]), plan->recvcounts[src], rt->type, src, tag,
+                               plan->comm, pc_steps_slot(s)));
     }
     for (int i = 1; i < P; i++) {
         int dst = (r + i) % P;
         if (plan->in_place) {
             MPI_Count bytes = st->packed_offset[dst + 1] - st->packed_offset[dst];
             if (block_bytes(rt, plan->recvcounts[dst]) == 0) continue;
-            PC_MPI_CHECK(MPI_Isend_c(st->scratch + st->packed_offset[dst], bytes, MPI_PACKED, dst, PC_TAG_ALLTOALLV,
-                                     plan->comm, &st->reqs[n++]));
+            PC_MPI_CHECK(MPI_Isend_c(st->scratch + st->packed_offset[dst], bytes, MPI_PACKED, dst, tag, plan->comm,
+                                     pc_steps_slot(s)));
         } else {
             if (block_bytes(&plan->stype, plan->sendcounts[dst]) == 0) continue;
             PC_MPI_CHECK(MPI_Isend(pc_elem_ptr(sbuf, &plan->stype, plan->sdispls[dst]), plan->sendcounts[dst],
-                                   plan->stype.type, dst, PC_TAG_ALLTOALLV, plan->comm, &st->reqs[n++]));
+                                   plan->stype.type, dst, tag, plan->comm, pc_steps_slot(s)));
         }
     }
-    if (!plan->in_place) {
-        int err = pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, plan->sdispls[r]), plan->sendcounts[r],
-                                &plan->stype, pc_elem_ptr(rbuf, rt, plan->rdispls[r]), plan->recvcounts[r], rt);
-        if (err) return err;
-    }
-    return pc_wait_all(plan, n, st->reqs);
+    if (plan->in_place) return PLANCOLL_SUCCESS;
+    return pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, plan->sdispls[r]), plan->sendcounts[r], &plan->stype,
+                         pc_elem_ptr(rbuf, rt, plan->rdispls[r]), plan->recvcounts[r], rt);
+}
+
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    struct spreadout *st = plan->impl;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    pc_steps_begin(&st->steps, 1);
+    return PLANCOLL_SUCCESS;
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct spreadout *st = plan->impl;
+    return pc_steps_advance(plan, &st->steps, post, NULL, done);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
@@ -111,6 +129,8 @@ const struct pc_algorithm pc_alltoallv_spreadout = {
     .summary = "all receives and sends posted at once, zero-byte blocks skipped",
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = teardown,
 };
