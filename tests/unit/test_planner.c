@@ -572,7 +572,9 @@ static void test_choose_time_limit(void **state)
     f.times[3] = 7.0;
     struct pc_decision d;
     plancoll_set_timelimit(0.0); /* out of time after the first batch: only the model's favourite is timed */
-    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    int err = pc_choose(algs(), &p, c, 4, false, &h, NULL, &d);
+    plancoll_set_timelimit(PLANCOLL_NO_TIMELIMIT); /* before any assertion: a failure must not leak the limit */
+    assert_int_equal(err, PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 1);
     assert_int_equal(f.batch_calls, 1);
     assert_int_equal(f.algs[0], 101);
@@ -737,9 +739,10 @@ static void test_race_tie_goes_to_model(void **state)
     assert_all_released(&f);
 }
 
-/* (c) A candidate slower by a consistent 8% under 3% noise, timed first while the machine slows down by 2% a batch,
- * is separated from the faster one given enough rounds: the paired ratios stay near 1.08 whatever the drift. (Over
- * seeds 1..40 of this script: 25 separate at round 5, 14 later, 1 is left a tie after 15 rounds.) */
+/* (c) A candidate slower by a consistent 8% under 3% noise, timed first while the machine slows down by 3% a batch,
+ * is separated from the faster one given enough rounds: the paired ratios stay near 1.08 whatever the drift.
+ * Over seeds 1..40 of this script the race separates them in 39 (22 at round 5, 17 later) and leaves one a tie
+ * after 15 rounds; timing 5 batches of each one after another kept the slower one in 18 of seeds 1..20. */
 static void test_race_separates_eight_percent(void **state)
 {
     (void)state;
@@ -753,9 +756,9 @@ static void test_race_separates_eight_percent(void **state)
     f.times[0] = 108.0;
     f.times[1] = 100.0;
     f.times[2] = 150.0;
-    f.drift_per_batch = 0.02;
+    f.drift_per_batch = 0.03;
     f.noise = 0.03;
-    f.rng = 12; /* a seed where five rounds do not separate them (one paired ratio below 1), eleven do */
+    f.rng = 6; /* a seed where five rounds do not separate them (a paired ratio below 1), eleven do */
     struct pc_decision d;
     assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(d.chosen.alg, 101);
