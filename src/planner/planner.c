@@ -524,9 +524,11 @@ static void race_verdict(const struct race *r, const struct pc_algorithm_table *
 {
     int leader = race_leader(r);
     bool in_tie[PC_MAX_CANDIDATES] = {false};
-    in_tie[leader] = true;
     *chosen = leader;
+    *runner_up = -1;
     *tied = false;
+    if (leader < 0) return; /* nothing timed: rank 0's word will be refused */
+    in_tie[leader] = true;
     for (int k = 0; k < r->nfin; k++) {
         int i = r->fin[k];
         double lo, hi;
@@ -538,7 +540,6 @@ static void race_verdict(const struct race *r, const struct pc_algorithm_table *
             (a->predicted_us == b->predicted_us && complexity(algs, a->alg) < complexity(algs, b->alg)))
             *chosen = i;
     }
-    *runner_up = -1;
     if (*tied && *chosen != leader) {
         *runner_up = leader;
         return;
@@ -623,7 +624,7 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
     if ((err = hooks->bcast_int(hooks->ctx, &runner_word))) return err;
     tied = runner_word >= n;
     *second = runner_word < 0 ? -1 : runner_word % n;
-    if (runner_word >= 2 * n || (*second >= 0 && (*second == *best || r.batches[*second] == 0)))
+    if (runner_word < -1 || runner_word >= 2 * n || (*second >= 0 && (*second == *best || r.batches[*second] == 0)))
         return pc_error(PLANCOLL_ERR_MISMATCH, "rank 0 named runner-up %d of %d", runner_word, n);
     double lo, hi;
     if (tied && ratio_interval(&r, *second, *best, &lo, &hi)) {
