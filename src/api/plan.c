@@ -290,6 +290,8 @@ static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result 
     if (d->has_runner_up) {
         snprintf(p->runner_up, sizeof p->runner_up, "%s", pc_algorithm_at(algs, d->runner_up.alg)->name);
         p->runner_up_us = d->runner_up.measured_us >= 0 ? d->runner_up.measured_us : d->runner_up.predicted_us;
+        p->runner_up_tied = d->runner_up_tied;
+        p->tie_noise_pct = d->tie_noise_pct;
     }
     double t0 = pc_phase_start();
     int err = pc_agree_error(p, p->alg->setup(p));

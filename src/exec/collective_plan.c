@@ -69,8 +69,12 @@ static void fprint(const struct plancoll_plan_s *plan, FILE *out)
     const struct pc_layout *L = plan->layout;
     fprintf(out, "plancoll plan %s\n", key);
     fprintf(out, "  algorithm   %s%s%s%s\n", plan->alg->name, params[0] ? " (" : "", params, params[0] ? ")" : "");
-    fprintf(out, "  chosen by   %s among %d candidate%s\n", plan->chosen_by, plan->candidates,
+    fprintf(out, "  chosen by   %s among %d candidate%s", plan->chosen_by, plan->candidates,
             plan->candidates == 1 ? "" : "s");
+    /* a statistical tie, broken by the model's prediction (planner.h pc_decision) */
+    if (plan->runner_up[0] && plan->runner_up_tied)
+        fprintf(out, ", tied with %s within the noise (±%.1f%%)", plan->runner_up, plan->tie_noise_pct);
+    fputc('\n', out);
     fprintf(out, "  predicted   %.2f us (%s model)\n", plan->predicted_us, plan->model_calibrated ? "calibrated" : "default");
     pc_model_fprint_marks(out, &plan->prob.shape);
     if (plan->measured_us >= 0)

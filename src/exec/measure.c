@@ -65,82 +65,134 @@ static void allocate_trial_buffers(struct pc_measure_ctx *ctx)
         ctx->alloc_err = pc_error(PLANCOLL_ERR_NOMEM, "measurement buffers shaped like the plan's");
 }
 
-void pc_measure_release(struct pc_measure_ctx *ctx)
-{
-    if (ctx->sraw) munmap(ctx->sraw, ctx->sbytes);
-    if (ctx->rraw) munmap(ctx->rraw, ctx->rbytes);
-    ctx->sraw = ctx->rraw = NULL;
-    ctx->sbuf = ctx->rbuf = NULL;
-    ctx->allocated = false;
-    ctx->alloc_err = PLANCOLL_SUCCESS;
-}
-
 /* Every rank learns whether any rank failed (shm/requests.h); returns the local error, or PLANCOLL_ERR_REMOTE. */
 int pc_agree_error(struct plancoll_plan_s *p, int err)
 {
     return pc_agree_failure(p->layout, err, "another rank failed (see its plancoll_error_detail)");
 }
 
-static int cmp_double(const void *a, const void *b)
+/* One candidate's trial plan, set up on the measurement buffers and kept while it races. */
+struct pc_measure_trial {
+    struct plancoll_plan_s plan;
+    int per_batch; /* back-to-back executions per batch, the same on every rank */
+};
+
+/* The set-up's outcome agreed in one allreduce: a failure on any rank fails every rank, and when every failing rank
+ * only lacked memory the outcome is PLANCOLL_ERR_NOMEM everywhere, so that every rank takes the planner's fallback
+ * (one trial plan at a time) together. */
+static int agree_setup(struct plancoll_plan_s *p, int err)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    enum { FINE, NO_MEMORY, OTHER };
+    uint64_t kind = err == PLANCOLL_ERR_NOMEM ? NO_MEMORY : err ? OTHER : FINE;
+    int rc = pc_agree_failure_max(p->layout, err, &kind, 1, NULL, "another rank failed (see its plancoll_error_detail)");
+    if (rc == PLANCOLL_SUCCESS || (rc != PLANCOLL_ERR_NOMEM && rc != PLANCOLL_ERR_REMOTE) || kind != NO_MEMORY) return rc;
+    if (err == PLANCOLL_ERR_NOMEM) return err; /* the set-up's own detail */
+    return pc_error(PLANCOLL_ERR_NOMEM, "another rank had no memory for a trial plan's set-up");
 }
 
-static int measure(void *hook_ctx, const struct pc_candidate *c, int reps, double *us)
+static void teardown_trial(struct pc_measure_trial *t)
+{
+    if (t->plan.alg->teardown) t->plan.alg->teardown(&t->plan);
+    free(t);
+}
+
+enum { MAX_PER_BATCH = PC_AGREE_MAX_VALUES, BATCH_US = 1000 };
+
+static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
 {
     struct pc_measure_ctx *ctx = hook_ctx;
     struct plancoll_plan_s *p = ctx->plan;
     if (!ctx->allocated) allocate_trial_buffers(ctx);
-    struct plancoll_plan_s trial = *p;
-    trial.alg = pc_registry_get(c->alg);
-    trial.params = c->params;
-    trial.impl = NULL;
-    trial.planned_buffers = true;
-    int err = ctx->alloc_err;
-    trial.sendbuf = p->in_place ? MPI_IN_PLACE : ctx->sbuf;
-    trial.recvbuf = ctx->rbuf;
-    if (!err) err = trial.alg->setup(&trial);
-    err = pc_agree_error(p, err);
-    /* reps batches of back-to-back executions, as an application runs them (a plan may overlap the end of one
-     * execution with the start of the next); a batch lasts about BATCH_US and starts at a barrier. */
-    enum { MAX_BATCHES = 32, MAX_PER_BATCH = 16, BATCH_US = 1000 };
-    static double times[MAX_BATCHES * MAX_PER_BATCH], maxima[MAX_BATCHES * MAX_PER_BATCH];
-    if (reps > MAX_BATCHES) reps = MAX_BATCHES;
+    struct pc_measure_trial *t = calloc(1, sizeof *t);
+    int err = t ? ctx->alloc_err : pc_error(PLANCOLL_ERR_NOMEM, "a trial plan");
+    if (t) {
+        t->plan = *p;
+        t->plan.alg = pc_registry_get(c->alg);
+        t->plan.params = c->params;
+        t->plan.impl = NULL;
+        t->plan.planned_buffers = true;
+        t->plan.sendbuf = p->in_place ? MPI_IN_PLACE : ctx->sbuf;
+        t->plan.recvbuf = ctx->rbuf;
+        if (!err) err = t->plan.alg->setup(&t->plan);
+    }
+    err = agree_setup(p, err);
+    if (err) {
+        if (t) teardown_trial(t); /* a failed set-up is torn down, as for the chosen plan */
+        return err;
+    }
+    /* Two executions to warm up, the slower's time over ranks sizing the batches: each lasts about BATCH_US. */
     double warm = 0;
     for (int w = 0; w < 2 && !err; w++) {
         double t0 = MPI_Wtime();
-        err = trial.alg->execute(&trial, trial.sendbuf, trial.recvbuf);
+        err = t->plan.alg->execute(&t->plan, t->plan.sendbuf, t->plan.recvbuf);
         warm = (MPI_Wtime() - t0) * 1e6;
     }
     err = pc_agree_error(p, err);
     double warm_max = warm;
     if (!err) err = pc_allreduce_wait(p->layout, &warm, &warm_max, 1, MPI_DOUBLE, MPI_MAX);
+    if (err) {
+        teardown_trial(t);
+        return err;
+    }
     int per = warm_max > 0 ? (int)(BATCH_US / warm_max) : MAX_PER_BATCH;
-    if (per < 1) per = 1;
-    if (per > MAX_PER_BATCH) per = MAX_PER_BATCH;
-    for (int b = 0; b < reps && !err; b++) {
-        err = pc_barrier_wait(p->layout);
-        for (int i = 0; i < per && !err; i++) {
-            double t0 = MPI_Wtime();
-            err = trial.alg->execute(&trial, trial.sendbuf, trial.recvbuf);
-            times[b * per + i] = (MPI_Wtime() - t0) * 1e6;
-        }
-    }
-    if (trial.impl || trial.alg->teardown) trial.alg->teardown(&trial);
-    if (err) return err;
-    int rc = pc_allreduce_wait(p->layout, times, maxima, reps * per, MPI_DOUBLE, MPI_MAX);
-    if (rc) return rc;
-    /* each batch's mean of the per-execution maxima over ranks, then the median over batches */
-    double means[MAX_BATCHES];
-    for (int b = 0; b < reps; b++) {
-        double sum = 0;
-        for (int i = 0; i < per; i++) sum += maxima[b * per + i];
-        means[b] = sum / per;
-    }
-    qsort(means, (size_t)reps, sizeof(double), cmp_double);
-    *us = means[reps / 2];
+    t->per_batch = per < 1 ? 1 : per > MAX_PER_BATCH ? MAX_PER_BATCH : per;
+    ctx->trials[slot] = t;
     return PLANCOLL_SUCCESS;
+}
+
+static int batch(void *hook_ctx, int slot, double *us)
+{
+    struct pc_measure_ctx *ctx = hook_ctx;
+    struct plancoll_plan_s *p = ctx->plan;
+    struct pc_measure_trial *t = ctx->trials[slot];
+    struct plancoll_plan_s *trial = &t->plan;
+    int err = PLANCOLL_SUCCESS;
+    /* Another trial plan ran just before: one untimed execution brings this one's own memory back into the caches,
+     * as an application running it back-to-back would have it. Skipped for executions that fill a batch alone
+     * (about 1 ms or more): they stream more than the caches hold anyway, and the extra run would double the cost. */
+    if (t->per_batch > 1) err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+    int rc = pc_barrier_wait(p->layout);
+    if (!err) err = rc;
+    /* Per-execution times travel as the bits of non-negative doubles, which order as the doubles do, so the
+     * agreement's one MAX allreduce carries both the failure flag and the maxima over ranks. */
+    uint64_t bits[MAX_PER_BATCH] = {0};
+    for (int i = 0; i < t->per_batch && !err; i++) {
+        double t0 = MPI_Wtime();
+        err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+        double took = (MPI_Wtime() - t0) * 1e6;
+        if (!(took > 0)) took = 0;
+        memcpy(&bits[i], &took, sizeof took);
+    }
+    err = pc_agree_failure_max(p->layout, err, bits, t->per_batch, NULL,
+                               "another rank failed (see its plancoll_error_detail)");
+    if (err) return err;
+    double sum = 0;
+    for (int i = 0; i < t->per_batch; i++) {
+        double took;
+        memcpy(&took, &bits[i], sizeof took);
+        sum += took;
+    }
+    *us = sum / t->per_batch;
+    return PLANCOLL_SUCCESS;
+}
+
+static void release(void *hook_ctx, int slot)
+{
+    struct pc_measure_ctx *ctx = hook_ctx;
+    if (!ctx->trials[slot]) return;
+    teardown_trial(ctx->trials[slot]);
+    ctx->trials[slot] = NULL;
+}
+
+void pc_measure_release(struct pc_measure_ctx *ctx)
+{
+    for (int i = 0; i < PC_MAX_CANDIDATES; i++) release(ctx, i); /* pc_choose released them; in slot order else */
+    if (ctx->sraw) munmap(ctx->sraw, ctx->sbytes);
+    if (ctx->rraw) munmap(ctx->rraw, ctx->rbytes);
+    ctx->sraw = ctx->rraw = NULL;
+    ctx->sbuf = ctx->rbuf = NULL;
+    ctx->allocated = false;
+    ctx->alloc_err = PLANCOLL_SUCCESS;
 }
 
 static int bcast_int(void *hook_ctx, int *value)
@@ -154,6 +206,8 @@ void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, str
     memset(ctx, 0, sizeof *ctx);
     ctx->plan = p;
     hooks->ctx = ctx;
-    hooks->measure = measure;
+    hooks->prepare = prepare;
+    hooks->batch = batch;
+    hooks->release = release;
     hooks->bcast_int = bcast_int;
 }

@@ -5,8 +5,9 @@
 #include "planner/planner.h"
 
 /* The planner's timing of candidates on temporary buffers shaped like the plan's (the caller's are never
- * touched). The buffers are allocated at the first candidate timed and reused by the others, so a large problem
- * pays their page faults once; pc_measure_release frees them. */
+ * touched). The buffers are allocated at the first candidate set up and shared by every trial plan, so a large
+ * problem pays their page faults once; pc_measure_release frees them (and any trial plan still set up). */
+struct pc_measure_trial;
 struct pc_measure_ctx {
     struct plancoll_plan_s *plan;
     bool allocated;
@@ -14,6 +15,7 @@ struct pc_measure_ctx {
     void *sraw, *rraw;     /* what to unmap, and its length */
     size_t sbytes, rbytes;
     char *sbuf, *rbuf;     /* the buffers' addresses (element 0), sraw/rraw minus their lowest offset */
+    struct pc_measure_trial *trials[PC_MAX_CANDIDATES]; /* by slot: the trial plans set up (NULL: none) */
 };
 void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, struct pc_planner_hooks *hooks);
 void pc_measure_release(struct pc_measure_ctx *ctx);

@@ -98,6 +98,8 @@ struct plancoll_plan_s {
     bool model_calibrated; /* predicted_us came from a calibrated model */
     char runner_up[64];
     double runner_up_us;
+    bool runner_up_tied;  /* within the measurement's noise of the chosen one: the model broke the tie */
+    double tie_noise_pct; /* that noise, ± percent */
     int candidates;
     double setup_seconds;
     unsigned long long executions;

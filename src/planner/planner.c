@@ -292,6 +292,348 @@ static bool is_native(const struct pc_algorithm_table *algs, int alg)
     return len > 7 && strcmp(a->name + len - 7, ".native") == 0;
 }
 
+/* ---- MEASURE's race (docs/measurement.md, "How MEASURE times candidates") ----------------------------------
+ * The finalists are timed in rounds, one batch of every finalist still in the race per round, the order rotated
+ * between rounds, so that a slow drift of the machine (the two cores sharing a cache or not, other processes)
+ * hits all of them alike. Each finalist's trial plan is set up once, at its first batch, and lives until it leaves
+ * the race. The statistic: for two candidates a and b, the ratios t_a(r) / t_b(r) of their batch times in the same
+ * round r, and the distribution-free interval of the median ratio from order statistics (interval_rank). After
+ * each round from the rigor's minimum on, rank 0 drops every candidate whose interval against the leader (the
+ * lowest median batch time) lies wholly above 1, and the race ends when one candidate is left or at the rigor's
+ * maximum; the candidates left then are statistically tied with the leader. */
+#define SEPARATION_ALPHA 0.05 /* each side of the interval misses the median ratio with probability <= 5% */
+enum { RACE_CONTINUE = -1, RACE_STOP = -2 }; /* the words ending rank 0's list of drops after a round */
+
+struct race {
+    const struct pc_planner_hooks *hooks;
+    int nfin, fin[PC_MAX_CANDIDATES]; /* the finalists, in timing order: the model's favourite, MPI's own, ... */
+    bool running[PC_MAX_CANDIDATES];  /* still timed every round */
+    bool dropped[PC_MAX_CANDIDATES];  /* left the race slower than the leader */
+    bool alive[PC_MAX_CANDIDATES];    /* its trial plan is set up */
+    int batches[PC_MAX_CANDIDATES];
+    double t[PC_MAX_CANDIDATES][PC_MAX_ROUNDS]; /* t[i][r]: candidate i's batch in round r (batch r when sequential) */
+    double start;                     /* for plancoll_set_timelimit */
+    bool timed_once;                  /* the first batch is timed whatever the limit */
+};
+
+/* The rank k of the interval [q_(k), q_(m+1-k)] of the median of m ratios (order statistics, sorted ascending):
+ * the largest k with P(Bin(m, 1/2) <= k - 1) <= SEPARATION_ALPHA, so that each end misses the median with
+ * probability at most 5% whatever the ratios' distribution (a two-sided 90% interval). 0 when m is too small for
+ * any interval (m < 5): 1, 2 and 4 for m = 5, 9 and 15. */
+static int interval_rank(int m)
+{
+    double term = 1.0; /* P(Bin(m, 1/2) = j), from j = 0 */
+    for (int i = 0; i < m; i++) term *= 0.5;
+    double cumulative = 0;
+    int k = 0;
+    for (int j = 0; j <= m / 2; j++) {
+        cumulative += term;
+        if (cumulative > SEPARATION_ALPHA) break;
+        k = j + 1;
+        term = term * (double)(m - j) / (double)(j + 1);
+    }
+    return k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The interval of the median of t_a / t_b over the rounds both were timed in; false when too few rounds. */
+static bool ratio_interval(const struct race *r, int a, int b, double *lo, double *hi)
+{
+    double q[PC_MAX_ROUNDS];
+    int rounds = r->batches[a] < r->batches[b] ? r->batches[a] : r->batches[b], m = 0;
+    for (int i = 0; i < rounds; i++)
+        if (r->t[b][i] > 0) q[m++] = r->t[a][i] / r->t[b][i];
+    int k = interval_rank(m);
+    if (k == 0) return false;
+    qsort(q, (size_t)m, sizeof q[0], cmp_double);
+    *lo = q[k - 1];
+    *hi = q[m - k];
+    return true;
+}
+
+/* The median of candidate i's batch times (the upper one of an even count), as MEASURE has always reported. */
+static double median_time(const struct race *r, int i)
+{
+    double s[PC_MAX_ROUNDS];
+    memcpy(s, r->t[i], sizeof s[0] * (size_t)r->batches[i]);
+    qsort(s, (size_t)r->batches[i], sizeof s[0], cmp_double);
+    return s[r->batches[i] / 2];
+}
+
+/* The timed, undropped candidate with the lowest median time (the earlier in timing order on equal medians). */
+static int race_leader(const struct race *r)
+{
+    int best = -1;
+    double best_us = 0;
+    for (int k = 0; k < r->nfin; k++) {
+        int i = r->fin[k];
+        if (r->batches[i] == 0 || r->dropped[i]) continue;
+        double us = median_time(r, i);
+        if (best < 0 || us < best_us) best = i, best_us = us;
+    }
+    return best;
+}
+
+static void race_release(struct race *r, int i)
+{
+    if (!r->alive[i]) return;
+    r->hooks->release(r->hooks->ctx, i);
+    r->alive[i] = false;
+}
+
+/* Every trial plan still set up, released in timing order (release is collective: the same order on every rank). */
+static void race_release_all(struct race *r)
+{
+    for (int k = 0; k < r->nfin; k++) race_release(r, r->fin[k]);
+}
+
+static double race_clock(const struct race *r) { return r->hooks->now ? r->hooks->now(r->hooks->ctx) : seconds_now(); }
+
+/* Rank 0's clock decides whether the time limit has passed (broadcast, so all ranks stop at the same batch). */
+static int race_out_of_time(struct race *r, bool *stop)
+{
+    *stop = false;
+    if (!r->timed_once || planner_timelimit < 0) return PLANCOLL_SUCCESS;
+    int out = race_clock(r) - r->start >= planner_timelimit;
+    int err = r->hooks->bcast_int(r->hooks->ctx, &out);
+    *stop = out != 0;
+    return err;
+}
+
+/* One batch of candidate i, its trial plan set up first when it is not. */
+static int race_batch(struct race *r, const struct pc_candidate *local, int i)
+{
+    if (!r->alive[i]) {
+        int err = r->hooks->prepare(r->hooks->ctx, i, &local[i]);
+        if (err) return err;
+        r->alive[i] = true;
+    }
+    double us = 0;
+    int err = r->hooks->batch(r->hooks->ctx, i, &us);
+    if (err) return err;
+    r->t[i][r->batches[i]++] = us;
+    r->timed_once = true;
+    return PLANCOLL_SUCCESS;
+}
+
+/* After a round: this rank's proposal (every running candidate separated from the leader, then whether the race
+ * ends), rank 0's taken word by word (drop i, ..., RACE_CONTINUE or RACE_STOP), so every rank applies the same
+ * drops and releases the same trial plans in the same order. */
+static int race_settle(struct race *r, int round, int max_rounds, bool *stop)
+{
+    int words[PC_MAX_CANDIDATES + 1], nwords = 0, left = 0;
+    int leader = race_leader(r);
+    for (int k = 0; k < r->nfin; k++) {
+        int i = r->fin[k];
+        if (!r->running[i]) continue;
+        double lo, hi;
+        if (i != leader && ratio_interval(r, i, leader, &lo, &hi) && lo > 1.0) words[nwords++] = i;
+        else left++;
+    }
+    words[nwords++] = left <= 1 || round + 1 >= max_rounds ? RACE_STOP : RACE_CONTINUE;
+    for (int w = 0;; w++) {
+        int word = w < nwords ? words[w] : RACE_STOP;
+        int err = r->hooks->bcast_int(r->hooks->ctx, &word);
+        if (err) return err;
+        if (word == RACE_CONTINUE || word == RACE_STOP) {
+            *stop = word == RACE_STOP;
+            return PLANCOLL_SUCCESS;
+        }
+        int running = 0;
+        for (int k = 0; k < r->nfin; k++) running += r->running[r->fin[k]];
+        if (word < 0 || word >= PC_MAX_CANDIDATES || !r->running[word] || running <= 1)
+            return pc_error(PLANCOLL_ERR_MISMATCH, "rank 0 dropped candidate %d from the timing", word);
+        r->running[word] = false;
+        r->dropped[word] = true;
+        race_release(r, word); /* its memory back before the next round */
+    }
+}
+
+/* Times the finalists: interleaved rounds while every trial plan fits, else (a set-up found no memory with others
+ * alive) one candidate after another, each set up once and timed min_rounds batches. */
+static int race_run(struct race *r, const struct pc_candidate *local, int min_rounds, int max_rounds,
+                    bool *time_limited)
+{
+    bool stop = false, sequential = false;
+    for (int round = 0; round < max_rounds && !sequential; round++) {
+        int order[PC_MAX_CANDIDATES], m = 0;
+        for (int k = 0; k < r->nfin; k++)
+            if (r->running[r->fin[k]]) order[m++] = r->fin[k];
+        for (int j = 0; j < m; j++) {
+            /* round 0 in timing order (a time limit then cuts the least promising), later rounds rotated */
+            int i = order[(j + round) % m];
+            int err = race_out_of_time(r, &stop);
+            if (err) return err;
+            if (stop) {
+                *time_limited = true;
+                return PLANCOLL_SUCCESS;
+            }
+            err = race_batch(r, local, i);
+            bool others_alive = false;
+            for (int k = 0; k < r->nfin; k++) others_alive = others_alive || (r->alive[r->fin[k]] && r->fin[k] != i);
+            if (err == PLANCOLL_ERR_NOMEM && others_alive) {
+                /* Several trial plans do not fit (node-shared memory above all): back to one at a time. The
+                 * set-up reported NOMEM on every rank (the prepare hook's contract), so all ranks fall back. */
+                race_release_all(r);
+                sequential = true;
+                break;
+            }
+            if (err) return err;
+        }
+        if (!sequential && round + 1 >= min_rounds) {
+            int err = race_settle(r, round, max_rounds, &stop);
+            if (err) return err;
+            if (stop) return PLANCOLL_SUCCESS;
+        }
+    }
+    if (!sequential) return PLANCOLL_SUCCESS;
+    for (int k = 0; k < r->nfin; k++) {
+        int i = r->fin[k];
+        while (r->running[i] && r->batches[i] < min_rounds) {
+            int err = race_out_of_time(r, &stop);
+            if (!err && stop) *time_limited = true;
+            if (!err && !stop) err = race_batch(r, local, i);
+            if (err || stop) return err;
+        }
+        race_release(r, i);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+/* A tie goes to the simpler plan once predictions are equal: MPI's own, then fewer parameters. */
+static int complexity(const struct pc_algorithm_table *algs, int alg)
+{
+    if (is_native(algs, alg)) return 0;
+    const struct pc_algorithm *a = pc_algorithm_at(algs, alg);
+    int bits = 0;
+    for (unsigned m = a ? a->params : 0; m; m &= m - 1) bits++;
+    return 1 + bits;
+}
+
+/* This rank's verdict from the race: the winner among the leader and the candidates tied with it (their interval
+ * against the leader reaches 1; none when too few rounds were timed for an interval, as after an early time limit),
+ * by the model's prediction, then simplicity; the runner-up (the leader when the model's preference beat it, else
+ * the fastest other tied one, else the fastest other timed one) and whether it is tied. */
+static void race_verdict(const struct race *r, const struct pc_algorithm_table *algs, const struct pc_candidate *local,
+                         int *chosen, int *runner_up, bool *tied)
+{
+    int leader = race_leader(r);
+    bool in_tie[PC_MAX_CANDIDATES] = {false};
+    *chosen = leader;
+    *runner_up = -1;
+    *tied = false;
+    if (leader < 0) return; /* nothing timed: rank 0's word will be refused */
+    in_tie[leader] = true;
+    for (int k = 0; k < r->nfin; k++) {
+        int i = r->fin[k];
+        double lo, hi;
+        if (i == leader || r->batches[i] == 0 || r->dropped[i] || !ratio_interval(r, i, leader, &lo, &hi) || lo > 1.0)
+            continue;
+        in_tie[i] = *tied = true;
+        const struct pc_candidate *a = &local[i], *b = &local[*chosen];
+        if (a->predicted_us < b->predicted_us ||
+            (a->predicted_us == b->predicted_us && complexity(algs, a->alg) < complexity(algs, b->alg)))
+            *chosen = i;
+    }
+    if (*tied && *chosen != leader) {
+        *runner_up = leader;
+        return;
+    }
+    for (int k = 0; k < r->nfin; k++) {
+        int i = r->fin[k];
+        if (i == *chosen || r->batches[i] == 0 || in_tie[i] != *tied) continue;
+        if (*runner_up < 0 || local[i].measured_us < local[*runner_up].measured_us) *runner_up = i;
+    }
+}
+
+/* The rigor's rounds: at least as many batches as MEASURE, PATIENT and EXHAUSTIVE have always timed (5, 9, 15:
+ * a clear case costs what it did), at most three times that for candidates too close to separate. */
+static void rigor_rounds(unsigned flags, int *min_rounds, int *max_rounds)
+{
+    *min_rounds = flags & PLANCOLL_EXHAUSTIVE ? 15 : flags & PLANCOLL_PATIENT ? 9 : flags & PLANCOLL_MEASURE ? 5 : 0;
+    *max_rounds = 3 * *min_rounds;
+}
+
+static int choose_measured(const struct pc_algorithm_table *algs, const struct pc_problem *p,
+                           struct pc_candidate *local, int n, const struct pc_planner_hooks *hooks,
+                           struct pc_decision *out, int *best, int *second)
+{
+    int min_rounds, max_rounds;
+    rigor_rounds(p->flags, &min_rounds, &max_rounds);
+    /* Time the model's best few (and MPI's own collective, so a measured plan is never slower than MPI on what was
+     * measured); the others keep measured_us < 0. */
+    int budget = (p->flags & PLANCOLL_EXHAUSTIVE) ? n : (p->flags & PLANCOLL_PATIENT) ? 12 : 6;
+    bool finalist[PC_MAX_CANDIDATES] = {false};
+    for (int k = 0; k < budget && k < n; k++) {
+        int pick = -1;
+        for (int i = 0; i < n; i++)
+            if (!finalist[i] && (pick < 0 || local[i].predicted_us < local[pick].predicted_us)) pick = i;
+        finalist[pick] = true;
+    }
+    /* And each algorithm's most promising variant: the model ranks an algorithm's parameters better than it ranks
+     * algorithms against each other (their constants differ most between machines), so a model error between two
+     * algorithms costs at most a timing, never the right choice. */
+    for (int i = 0; i < n; i++) {
+        int pick = i;
+        for (int j = 0; j < n; j++)
+            if (local[j].alg == local[i].alg && local[j].predicted_us < local[pick].predicted_us) pick = j;
+        finalist[pick] = true;
+    }
+    for (int i = 0; i < n; i++)
+        if (is_native(algs, local[i].alg)) finalist[i] = true;
+    struct race r;
+    memset(&r, 0, sizeof r);
+    r.hooks = hooks;
+    r.start = race_clock(&r);
+    /* Timing order: the model's favourite first, then MPI's own, then the rest by prediction, so a time limit cuts
+     * the least promising. */
+    bool placed[PC_MAX_CANDIDATES] = {false};
+    for (int pass = 0; pass < 3; pass++)
+        for (;;) {
+            int pick = -1;
+            for (int i = 0; i < n; i++) {
+                if (!finalist[i] || placed[i]) continue;
+                if (pass == 1 && !is_native(algs, local[i].alg)) continue;
+                if (pick < 0 || local[i].predicted_us < local[pick].predicted_us) pick = i;
+            }
+            if (pick < 0) break;
+            placed[pick] = true;
+            r.running[pick] = true;
+            r.fin[r.nfin++] = pick;
+            if (pass == 0) break;
+        }
+    int err = race_run(&r, local, min_rounds, max_rounds, &out->time_limited);
+    race_release_all(&r); /* after an error too: every rank took the same path here */
+    if (err) return err;
+    for (int i = 0; i < n; i++)
+        if (r.batches[i] > 0) local[i].measured_us = median_time(&r, i);
+    bool tied;
+    race_verdict(&r, algs, local, best, second, &tied);
+    /* Every rank holds the same maxima, but rank 0 decides so that a verdict reached differently by rounding can
+     * never split the ranks: the choice, then the runner-up (+ n when tied; -1 when none). */
+    err = hooks->bcast_int(hooks->ctx, best);
+    if (err) return err;
+    if (*best < 0 || *best >= n || r.batches[*best] == 0)
+        return pc_error(PLANCOLL_ERR_MISMATCH, "rank 0 chose candidate %d of %d", *best, n);
+    int runner_word = *second < 0 ? -1 : *second + (tied ? n : 0);
+    if ((err = hooks->bcast_int(hooks->ctx, &runner_word))) return err;
+    tied = runner_word >= n;
+    *second = runner_word < 0 ? -1 : runner_word % n;
+    if (runner_word < -1 || runner_word >= 2 * n || (*second >= 0 && (*second == *best || r.batches[*second] == 0)))
+        return pc_error(PLANCOLL_ERR_MISMATCH, "rank 0 named runner-up %d of %d", runner_word, n);
+    double lo, hi;
+    if (tied && ratio_interval(&r, *second, *best, &lo, &hi)) {
+        out->runner_up_tied = true;
+        out->tie_noise_pct = 100.0 * (1.0 - lo > hi - 1.0 ? 1.0 - lo : hi - 1.0);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p, const struct pc_candidate *cands,
               int n, bool forced, const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out)
 {
@@ -302,79 +644,10 @@ int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p,
     out->ncandidates = n;
     memcpy(local, cands, sizeof(struct pc_candidate) * (size_t)n);
 
-    int reps = 0;
-    if (p->flags & PLANCOLL_EXHAUSTIVE)
-        reps = 15;
-    else if (p->flags & PLANCOLL_PATIENT)
-        reps = 9;
-    else if (p->flags & PLANCOLL_MEASURE)
-        reps = 5;
-
     int best = 0, second = -1;
-    if (reps > 0 && n > 1) {
-        /* Time the model's best few (and MPI's own collective, so a measured plan is never slower than MPI on
-         * what was measured); the others keep measured_us < 0. */
-        int budget = (p->flags & PLANCOLL_EXHAUSTIVE) ? n : (p->flags & PLANCOLL_PATIENT) ? 12 : 6;
-        bool timed[PC_MAX_CANDIDATES] = {false};
-        for (int k = 0; k < budget && k < n; k++) {
-            int pick = -1;
-            for (int i = 0; i < n; i++)
-                if (!timed[i] && (pick < 0 || local[i].predicted_us < local[pick].predicted_us)) pick = i;
-            timed[pick] = true;
-        }
-        /* And each algorithm's most promising variant: the model ranks an algorithm's parameters better than it
-         * ranks algorithms against each other (their constants differ most between machines), so a model error
-         * between two algorithms costs at most a timing, never the right choice. */
-        for (int i = 0; i < n; i++) {
-            int pick = i;
-            for (int j = 0; j < n; j++)
-                if (local[j].alg == local[i].alg && local[j].predicted_us < local[pick].predicted_us) pick = j;
-            timed[pick] = true;
-        }
-        for (int i = 0; i < n; i++)
-            if (is_native(algs, local[i].alg)) timed[i] = true;
-        /* Timing order: the model's favourite first, then MPI's own, then the rest by prediction, so a time
-         * limit cuts the least promising. */
-        int order[PC_MAX_CANDIDATES], norder = 0;
-        bool placed[PC_MAX_CANDIDATES] = {false};
-        for (int pass = 0; pass < 3; pass++)
-            for (;;) {
-                int pick = -1;
-                for (int i = 0; i < n; i++) {
-                    if (!timed[i] || placed[i]) continue;
-                    if (pass == 1 && !is_native(algs, local[i].alg)) continue;
-                    if (pick < 0 || local[i].predicted_us < local[pick].predicted_us) pick = i;
-                }
-                if (pick < 0) break;
-                placed[pick] = true;
-                order[norder++] = pick;
-                if (pass == 0) break;
-            }
-        double start = seconds_now();
-        for (int k = 0; k < norder; k++) {
-            if (k > 0 && planner_timelimit >= 0) {
-                int out_of_time = seconds_now() - start >= planner_timelimit;
-                int err = hooks->bcast_int(hooks->ctx, &out_of_time);
-                if (err) return err;
-                if (out_of_time) {
-                    for (int j = k; j < norder; j++) timed[order[j]] = false;
-                    out->time_limited = true;
-                    break;
-                }
-            }
-            int err = hooks->measure(hooks->ctx, &local[order[k]], reps, &local[order[k]].measured_us);
-            if (err) return err;
-        }
-        best = -1;
-        for (int i = 0; i < n; i++)
-            if (timed[i] && (best < 0 || local[i].measured_us < local[best].measured_us)) best = i;
-        /* Every rank holds the same maxima, but rank 0 decides so that a tie resolved differently by
-         * rounding can never split the ranks. */
-        int err = hooks->bcast_int(hooks->ctx, &best);
+    if ((p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE)) && n > 1) {
+        int err = choose_measured(algs, p, local, n, hooks, out, &best, &second);
         if (err) return err;
-        for (int i = 0; i < n; i++)
-            if (i != best && local[i].measured_us >= 0 && (second < 0 || local[i].measured_us < local[second].measured_us))
-                second = i;
         out->how = forced ? "forced, measured" : "measured";
     } else {
         for (int i = 1; i < n; i++)

@@ -19,13 +19,28 @@ struct pc_candidate {
     double measured_us; /* < 0 when not measured */
 };
 
+/* The most rounds a race runs (EXHAUSTIVE's maximum, planner.c rigor_rounds). */
+#define PC_MAX_ROUNDS 45
+
+/* MEASURE's timing, collective: every rank calls the same hooks in the same order with the same arguments. A
+ * candidate is known by its slot, its index among pc_choose's candidates (0 .. PC_MAX_CANDIDATES-1). */
 struct pc_planner_hooks {
     void *ctx;
-    /* Times candidate c (collectively, every rank in the same order) and stores the maximum over ranks of the
-     * per-execution time, in microseconds. Returns a plancoll code. */
-    int (*measure)(void *ctx, const struct pc_candidate *c, int repetitions, double *us);
+    /* Sets up candidate c's trial plan in slot (temporary buffers; the caller's are never touched) and warms it
+     * up; it stays set up until release, so several trial plans may be alive at once. Returns a plancoll code,
+     * failure on every rank alike: PLANCOLL_ERR_NOMEM on every rank when some rank lacked memory (node-shared
+     * included) and none failed otherwise, so that all ranks can fall back alike. A failed slot needs no release. */
+    int (*prepare)(void *ctx, int slot, const struct pc_candidate *c);
+    /* Times one batch of back-to-back executions of slot's trial plan: *us receives the batch's mean of the
+     * per-execution maxima over ranks, in microseconds, the same value on every rank. Returns a plancoll code. */
+    int (*batch)(void *ctx, int slot, double *us);
+    /* Tears slot's trial plan down. */
+    void (*release)(void *ctx, int slot);
     /* Broadcasts *value from rank 0. */
     int (*bcast_int)(void *ctx, int *value);
+    /* The clock plancoll_set_timelimit is read on, in seconds (only rank 0's reading counts: it is broadcast);
+     * NULL: CLOCK_MONOTONIC. Unit tests script it. */
+    double (*now)(void *ctx);
 };
 
 /* Parses PLANCOLL_ALGORITHM-style text ("a,b,c") into the indices in algs that belong to collective coll.
@@ -66,6 +81,11 @@ struct pc_decision {
     struct pc_candidate chosen;
     bool has_runner_up;
     struct pc_candidate runner_up;
+    /* The runner-up's time is within the noise of the chosen one's (their ratio's interval contains 1): a
+     * statistical tie, which the model's prediction broke (else the simpler plan); the runner-up is then the
+     * candidate measured fastest when the model's preference won, else the closest tied one. */
+    bool runner_up_tied;
+    double tie_noise_pct; /* how far that interval reaches from 1, in percent (the noise's "±N%") */
     int ncandidates;
     const char *how; /* "forced", "estimate", "measured", "wisdom" */
     bool time_limited; /* plancoll_set_timelimit stopped the timing before every chosen candidate ran */
@@ -73,9 +93,15 @@ struct pc_decision {
 
 /* Chooses among the candidates: ESTIMATE takes the lowest prediction (ties by table order); MEASURE times
  * the 6 best predictions, PATIENT the 12 best, EXHAUSTIVE every candidate, each level also every algorithm's
- * best-predicted variant and MPI's own collective (".native"); 5, 9 and 15 batches of back-to-back executions
- * (measure.c). Rank 0's choice is broadcast at every level; plancoll_set_timelimit bounds the timing. A single
- * candidate is taken without timing. verbose (rank 0 only, may be NULL) receives the candidate table. */
+ * best-predicted variant and MPI's own collective (".native"). The finalists race in rounds of one batch each
+ * (order rotated between rounds, trial plans set up once): from round 5 / 9 / 15 on, a candidate whose paired
+ * ratios to the leader's batches are above 1 with 95% confidence (order statistics of the median ratio) leaves
+ * the race; it ends with one candidate left or after 15 / 27 / 45 rounds, and the candidates left are tied with the
+ * leader: the lowest prediction among them wins, then the simpler plan. If several trial plans do not fit in
+ * memory, one candidate after another instead (5 / 9 / 15 batches each). Rank 0 decides every step and broadcasts;
+ * plancoll_set_timelimit stops the timing before any batch but the first (the fastest timed so far then wins).
+ * A single candidate is taken without timing. verbose (rank 0 only, may be NULL) receives the candidate table.
+ * docs/measurement.md has the protocol. */
 int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p, const struct pc_candidate *cands,
               int n, bool forced, const struct pc_planner_hooks *hooks, FILE *verbose, struct pc_decision *out);
 

@@ -106,6 +106,7 @@ struct script {
     /* measure and bcast_int */
     int measure_calls, bcast_calls;
     double measured[NALGS]; /* by algorithm */
+    double slot_us[PC_MAX_CANDIDATES]; /* each trial plan's steady batch time */
 };
 
 static int script_wisdom(void *ctx, const char *key, const struct pc_wisdom_entry **entry)
@@ -126,13 +127,25 @@ static int script_calibrate(void *ctx, struct pc_machine_model *m)
     return PLANCOLL_SUCCESS;
 }
 
-static int script_measure(void *ctx, const struct pc_candidate *c, int repetitions, double *us)
+static int script_prepare(void *ctx, int slot, const struct pc_candidate *c)
 {
     struct script *s = ctx;
-    (void)repetitions;
-    s->measure_calls++;
-    *us = s->measured[c->alg] + c->params.segments; /* distinct per candidate */
+    s->measure_calls++; /* candidates timed */
+    s->slot_us[slot] = s->measured[c->alg] + c->params.segments; /* distinct per candidate */
     return PLANCOLL_SUCCESS;
+}
+
+static int script_batch(void *ctx, int slot, double *us)
+{
+    struct script *s = ctx;
+    *us = s->slot_us[slot];
+    return PLANCOLL_SUCCESS;
+}
+
+static void script_release(void *ctx, int slot)
+{
+    struct script *s = ctx;
+    s->slot_us[slot] = -1;
 }
 
 static int script_bcast(void *ctx, int *value)
@@ -154,7 +167,11 @@ static struct pc_decide_hooks hooks_of(struct script *s)
     return (struct pc_decide_hooks){.ctx = s,
                                     .agreed_wisdom = script_wisdom,
                                     .calibrate = script_calibrate,
-                                    .choose = {.ctx = s, .measure = script_measure, .bcast_int = script_bcast}};
+                                    .choose = {.ctx = s,
+                                               .prepare = script_prepare,
+                                               .batch = script_batch,
+                                               .release = script_release,
+                                               .bcast_int = script_bcast}};
 }
 
 /* The agreed model of the tests that have one: the default with a large latency, so "fixed" wins. */

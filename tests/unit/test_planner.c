@@ -267,43 +267,124 @@ static void test_enumerate_other_collective(void **state)
 
 /* ---- pc_choose with scripted hooks --------------------------------------------------------------------- */
 
+enum { KEEP = -100, MAX_WORDS = 512, MAX_LOG = 1024 }; /* KEEP: a replayed broadcast that leaves this rank's value */
+
+/* A scripted machine: candidate i's batch k (k counts every batch timed, in time order) takes
+ *   times[alg - 100] x (1 + drift_per_batch k) x (step_factor while k < step_at) x (1 + noise g)
+ * with g a standard normal-like draw (Irwin-Hall of 4 uniforms) from a fixed seed: a slow drift, a sudden change
+ * of the machine's speed (the two cores changing their cache sharing), and batch-to-batch noise. */
 struct fake {
-    double times[PC_MAX_CANDIDATES]; /* returned by the i-th measure call */
-    int calls, reps[PC_MAX_CANDIDATES], algs[PC_MAX_CANDIDATES];
-    int fail_at;        /* measure call that fails (-1: none) */
+    double times[PC_MAX_CANDIDATES];
+    double drift_per_batch, step_factor, noise;
+    int step_at;
+    uint64_t rng;
+    int calls;                       /* prepare calls: candidates set up */
+    int algs[PC_MAX_CANDIDATES];     /* the candidate of each prepare call, in order */
+    int slot_alg[PC_MAX_CANDIDATES]; /* the candidate set up in each slot (-1: none) */
+    int batches_of[PC_MAX_CANDIDATES]; /* batches timed, by alg - 100 */
+    int batch_calls, batch_log[MAX_LOG]; /* every batch's alg - 100, in order */
+    int alive, max_alive, releases;
+    int nomem_from_alive; /* prepare fails with NOMEM when this many trial plans are alive (-1: never) */
+    int fail_at;          /* prepare call that fails (-1: none) */
     int bcast_calls;
-    int bcast_seen;     /* the value passed in */
-    int bcast_override; /* -1: leave; else what "rank 0" decided */
+    int bcast_seen;     /* the last value passed in */
+    int bcast_override; /* -1: leave; else what "rank 0" decided, every call */
     int bcast_error;
+    const int *replay;  /* rank 0's words, call by call (KEEP: leave this rank's value) */
+    int nreplay;
+    int words[MAX_WORDS]; /* what each broadcast returned */
+    bool scripted_clock;  /* now() is the script's clock: clock_per_batch seconds per batch timed */
+    double clock, clock_per_batch;
 };
 
-static int fake_measure(void *ctx, const struct pc_candidate *c, int repetitions, double *us)
+static double fake_uniform(struct fake *f)
+{
+    f->rng = f->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(f->rng >> 11) / 9007199254740992.0;
+}
+
+static double fake_gauss(struct fake *f)
+{
+    double s = 0;
+    for (int i = 0; i < 4; i++) s += fake_uniform(f);
+    return (s - 2.0) * 1.7320508075688772; /* variance 4/12 scaled to 1 */
+}
+
+static int fake_prepare(void *ctx, int slot, const struct pc_candidate *c)
 {
     struct fake *f = ctx;
     if (f->calls == f->fail_at) return PLANCOLL_ERR_MPI;
-    f->reps[f->calls] = repetitions;
-    f->algs[f->calls] = c->alg;
-    *us = f->times[c->alg - 100]; /* by candidate, whatever the timing order */
-    f->calls++;
+    assert_true(slot >= 0 && slot < PC_MAX_CANDIDATES);
+    assert_int_equal(f->slot_alg[slot], -1); /* never set up twice without a release */
+    if (f->nomem_from_alive >= 0 && f->alive >= f->nomem_from_alive) return PLANCOLL_ERR_NOMEM;
+    f->algs[f->calls++] = c->alg;
+    f->slot_alg[slot] = c->alg - 100;
+    if (++f->alive > f->max_alive) f->max_alive = f->alive;
     return PLANCOLL_SUCCESS;
+}
+
+static int fake_batch(void *ctx, int slot, double *us)
+{
+    struct fake *f = ctx;
+    int cand = f->slot_alg[slot];
+    assert_true(cand >= 0); /* only set-up trial plans are timed */
+    int k = f->batch_calls;
+    double t = f->times[cand] * (1.0 + f->drift_per_batch * k);
+    if (k < f->step_at) t *= f->step_factor;
+    if (f->noise > 0) t *= 1.0 + f->noise * fake_gauss(f);
+    *us = t;
+    if (k < MAX_LOG) f->batch_log[k] = cand;
+    f->batch_calls++;
+    f->batches_of[cand]++;
+    f->clock += f->clock_per_batch;
+    return PLANCOLL_SUCCESS;
+}
+
+static void fake_release(void *ctx, int slot)
+{
+    struct fake *f = ctx;
+    assert_true(f->slot_alg[slot] >= 0);
+    f->slot_alg[slot] = -1;
+    f->alive--;
+    f->releases++;
 }
 
 static int fake_bcast(void *ctx, int *value)
 {
     struct fake *f = ctx;
-    f->bcast_calls++;
+    int call = f->bcast_calls++;
     f->bcast_seen = *value;
     if (f->bcast_error) return f->bcast_error;
-    if (f->bcast_override >= 0) *value = f->bcast_override;
+    if (f->replay && call < f->nreplay && f->replay[call] != KEEP) *value = f->replay[call];
+    else if (f->bcast_override >= 0) *value = f->bcast_override;
+    if (call < MAX_WORDS) f->words[call] = *value;
     return PLANCOLL_SUCCESS;
+}
+
+static double fake_now(void *ctx)
+{
+    struct fake *f = ctx;
+    return f->clock;
 }
 
 static struct pc_planner_hooks fake_hooks(struct fake *f)
 {
     memset(f, 0, sizeof *f);
     f->fail_at = -1;
+    f->nomem_from_alive = -1;
     f->bcast_override = -1;
-    return (struct pc_planner_hooks){.ctx = f, .measure = fake_measure, .bcast_int = fake_bcast};
+    f->step_factor = 1.0;
+    f->rng = 12345;
+    for (int i = 0; i < PC_MAX_CANDIDATES; i++) f->slot_alg[i] = -1;
+    return (struct pc_planner_hooks){.ctx = f, .prepare = fake_prepare, .batch = fake_batch,
+                                     .release = fake_release, .bcast_int = fake_bcast};
+}
+
+/* Every trial plan set up was released by the end of pc_choose. */
+static void assert_all_released(const struct fake *f)
+{
+    assert_int_equal(f->alive, 0);
+    assert_int_equal(f->releases, f->calls);
 }
 
 /* n candidates with these predictions; alg numbers are distinct so they identify the candidate. */
@@ -333,9 +414,10 @@ static void test_choose_estimate(void **state)
     assert_int_equal(d.chosen.alg, 101); /* lowest prediction, the first of the tie */
     assert_true(d.has_runner_up);
     assert_int_equal(d.runner_up.alg, 103); /* the other 3.0 */
+    assert_false(d.runner_up_tied);         /* ties are a matter of measurement */
     assert_int_equal(d.ncandidates, 5);
     assert_string_equal(d.how, "estimate");
-    assert_int_equal(f.calls, 0); /* ESTIMATE times nothing */
+    assert_int_equal(f.calls + f.batch_calls, 0); /* ESTIMATE times nothing */
     assert_int_equal(f.bcast_calls, 1); /* but takes rank 0's choice */
     assert_int_equal(f.bcast_seen, 1); /* what this rank would have taken */
     /* rank 0's choice wins over this rank's */
@@ -364,6 +446,8 @@ static void test_choose_estimate(void **state)
     assert_false(d.has_runner_up);
 }
 
+/* Steady times far apart: every other candidate separates from the fastest at the rigor's minimum round, which is
+ * what the fixed batch counts were before the race (5, 9, 15). */
 static void check_measure(unsigned flags, int reps)
 {
     struct pc_problem p = allreduce_problem(true);
@@ -381,11 +465,18 @@ static void check_measure(unsigned flags, int reps)
     assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 4);
     for (int i = 0; i < 4; i++) {
-        assert_int_equal(f.reps[i], reps);
-        assert_int_equal(f.algs[i], 100 + i);
+        assert_int_equal(f.batches_of[i], reps);
+        assert_int_equal(f.algs[i], 100 + i); /* set up in the model's order */
     }
-    assert_int_equal(f.bcast_calls, 1);
-    assert_int_equal(f.bcast_seen, 2);
+    assert_int_equal(f.max_alive, 4); /* racing side by side */
+    assert_all_released(&f);
+    /* round by round, the order rotated: round r starts with the r-th finalist */
+    for (int r = 0; r < reps; r++)
+        for (int j = 0; j < 4; j++) assert_int_equal(f.batch_log[4 * r + j], (j + r) % 4);
+    /* rank 0's words: the three others dropped after the last round, the end, then the choice and runner-up */
+    assert_int_equal(f.bcast_calls, 6);
+    assert_int_equal(f.words[3], -2);
+    assert_int_equal(f.words[4], 2);
     assert_int_equal(d.chosen.alg, 102); /* fastest measured, not lowest predicted */
     assert_true(d.chosen.measured_us == 10.0);
     assert_true(d.chosen.predicted_us == 3.0);
@@ -393,6 +484,7 @@ static void check_measure(unsigned flags, int reps)
     assert_true(d.has_runner_up);
     assert_int_equal(d.runner_up.alg, 103);
     assert_true(d.runner_up.measured_us == 11.0);
+    assert_false(d.runner_up_tied);
     assert_string_equal(d.how, "measured");
     assert_int_equal(d.ncandidates, 4);
     /* the caller's array is not written */
@@ -411,7 +503,9 @@ static void test_choose_measure(void **state)
     check_measure(PLANCOLL_MEASURE | PLANCOLL_WISDOM_ONLY, 5);
 }
 
-static void test_choose_measure_ties_and_bcast(void **state)
+/* Exactly equal times are the plainest tie: the race runs to its maximum (15 rounds at MEASURE) and the model's
+ * preference wins; the clearly slower one leaves at the minimum. */
+static void test_choose_measure_exact_tie(void **state)
 {
     (void)state;
     struct pc_problem p = allreduce_problem(true);
@@ -426,21 +520,15 @@ static void test_choose_measure_ties_and_bcast(void **state)
     f.times[2] = 5.0;
     struct pc_decision d;
     assert_int_equal(pc_choose(algs(), &p, c, 3, true, &h, NULL, &d), PLANCOLL_SUCCESS);
-    assert_int_equal(d.chosen.alg, 101); /* equal times: the earlier candidate */
-    assert_int_equal(d.runner_up.alg, 102);
-    assert_string_equal(d.how, "forced, measured");
-
-    /* Rank 0's decision is what counts, whatever this rank measured. */
-    h = fake_hooks(&f);
-    f.times[0] = 7.0;
-    f.times[1] = 5.0;
-    f.times[2] = 6.0;
-    f.bcast_override = 0;
-    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
-    assert_int_equal(f.bcast_seen, 1);
-    assert_int_equal(d.chosen.alg, 100);
-    assert_true(d.chosen.measured_us == 7.0);
+    assert_int_equal(d.chosen.alg, 102); /* tied with 101: the lower prediction */
     assert_int_equal(d.runner_up.alg, 101);
+    assert_true(d.runner_up_tied);
+    assert_true(d.tie_noise_pct == 0.0); /* no noise at all */
+    assert_string_equal(d.how, "forced, measured");
+    assert_int_equal(f.batches_of[0], 5);
+    assert_int_equal(f.batches_of[1], 15);
+    assert_int_equal(f.batches_of[2], 15);
+    assert_all_released(&f);
 }
 
 /* MEASURE times the 6 best predictions and every algorithm's best variant: an algorithm the model ranks last
@@ -459,12 +547,13 @@ static void test_choose_measure_every_algorithm(void **state)
     struct fake f;
     struct pc_planner_hooks h = fake_hooks(&f);
     for (int i = 0; i < 8; i++) f.times[i] = 20.0;
-    f.times[1] = 5.0; /* alg 101's calls are indexed by alg - 100 = 1 */
+    f.times[1] = 5.0; /* alg 101's batches are indexed by alg - 100 = 1 */
     struct pc_decision d;
     assert_int_equal(pc_choose(algs(), &p, c, 9, false, &h, NULL, &d), PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 7); /* six best of alg 100, and alg 101's best; not its second variant */
     assert_int_equal(d.chosen.alg, 101);
     assert_true(d.chosen.predicted_us == 50.0);
+    assert_all_released(&f);
 }
 
 static void test_choose_time_limit(void **state)
@@ -481,14 +570,17 @@ static void test_choose_time_limit(void **state)
     f.times[1] = 8.0;
     f.times[2] = 9.0;
     f.times[3] = 7.0;
-    f.bcast_override = -1;
     struct pc_decision d;
-    plancoll_set_timelimit(0.0); /* out of time after the first: only the model's favourite is timed */
-    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    plancoll_set_timelimit(0.0); /* out of time after the first batch: only the model's favourite is timed */
+    int err = pc_choose(algs(), &p, c, 4, false, &h, NULL, &d);
+    plancoll_set_timelimit(PLANCOLL_NO_TIMELIMIT); /* before any assertion: a failure must not leak the limit */
+    assert_int_equal(err, PLANCOLL_SUCCESS);
     assert_int_equal(f.calls, 1);
+    assert_int_equal(f.batch_calls, 1);
     assert_int_equal(f.algs[0], 101);
     assert_int_equal(d.chosen.alg, 101);
     assert_true(d.time_limited);
+    assert_all_released(&f);
 
     h = fake_hooks(&f);
     f.times[0] = 1.0;
@@ -541,12 +633,223 @@ static void test_choose_hook_errors(void **state)
     assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_MPI);
     assert_int_equal(f.calls, 1); /* stops at the failure */
     assert_int_equal(f.bcast_calls, 0);
+    assert_all_released(&f); /* the first candidate's trial plan too */
 
     h = fake_hooks(&f);
     f.bcast_error = PLANCOLL_ERR_MPI;
     assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_MPI);
     assert_int_equal(f.calls, 3);
-    assert_int_equal(f.bcast_calls, 1);
+    assert_int_equal(f.bcast_calls, 1); /* the first word after the minimum rounds */
+    assert_all_released(&f);
+
+    /* NOMEM with nothing else set up is the plan's failure, as before */
+    h = fake_hooks(&f);
+    f.nomem_from_alive = 0;
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_NOMEM);
+    assert_int_equal(f.calls + f.batch_calls, 0);
+}
+
+/* Several trial plans do not fit: the set-up of the third finds no memory while two are alive; every trial plan
+ * is released and the candidates are timed one after another (5 batches each, set up again once each), and the
+ * decision is still the fastest. */
+static void test_choose_nomem_fallback(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[4];
+    const double pred[4] = {1.0, 2.0, 3.0, 4.0};
+    make_cands(c, pred, 4);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 9.0;
+    f.times[1] = 8.0;
+    f.times[2] = 4.0;
+    f.times[3] = 6.0;
+    f.nomem_from_alive = 2;
+    struct pc_decision d;
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 102);
+    assert_int_equal(d.runner_up.alg, 103);
+    assert_int_equal(f.max_alive, 2);
+    assert_int_equal(f.calls, 6); /* 100 and 101 set up for round 0, then each of the four once */
+    for (int i = 0; i < 4; i++) assert_int_equal(f.batches_of[i], 5);
+    /* one candidate after another after the fallback */
+    assert_int_equal(f.batch_calls, 20);
+    for (int k = 3; k < f.batch_calls; k++) assert_true(f.batch_log[k] >= f.batch_log[k - 1]);
+    assert_all_released(&f);
+}
+
+/* ---- the race on a noisy machine (docs/measurement.md): each of these chose wrongly, or could not say what it
+ * decided, when every candidate was timed in a fixed 5 / 9 / 15 batches one after another ------------------ */
+
+/* (a) A clearly faster candidate is found in the minimum rounds although the machine changed speed while it was
+ * timed: the model's favourite (25% slower) ran its batches mostly before a sudden slowdown (30% longer batches
+ * from batch 4 on), the others after it. Paired rounds see the change on both candidates of a round. */
+static void test_race_clear_winner(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[2];
+    const double pred[2] = {1.0, 2.0};
+    make_cands(c, pred, 2);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 125.0;
+    f.times[1] = 100.0;
+    f.step_factor = 1.0 / 1.3; /* faster before batch 4 */
+    f.step_at = 4;
+    f.noise = 0.02;
+    struct pc_decision d;
+    assert_int_equal(pc_choose(algs(), &p, c, 2, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 101);
+    assert_false(d.runner_up_tied);
+    assert_int_equal(d.runner_up.alg, 100);
+    assert_int_equal(f.batch_calls, 10); /* 5 rounds, as the fixed batches were */
+    assert_int_equal(f.calls, 2);        /* each set up once */
+    assert_all_released(&f);
+}
+
+/* (b) Two candidates of equal speed (3% noise) while the machine speeds up by 1% a batch (a competing process
+ * winding down): they are declared tied and the model's preferred one wins, with the noise recorded. */
+static void test_race_tie_goes_to_model(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[2];
+    const double pred[2] = {1.0, 1.2};
+    make_cands(c, pred, 2);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 100.0;
+    f.times[1] = 100.0;
+    f.drift_per_batch = -0.01;
+    f.noise = 0.03;
+    struct pc_decision d;
+    assert_int_equal(pc_choose(algs(), &p, c, 2, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 100); /* the model's preference */
+    assert_true(d.has_runner_up);
+    assert_int_equal(d.runner_up.alg, 101);
+    assert_true(d.runner_up_tied);
+    assert_true(d.tie_noise_pct > 0.5 && d.tie_noise_pct < 10.0);
+    assert_int_equal(f.batches_of[0], 15); /* close: the race ran to MEASURE's maximum */
+    assert_int_equal(f.batches_of[1], 15);
+    assert_all_released(&f);
+}
+
+/* (c) A candidate slower by a consistent 8% under 3% noise, timed first while the machine slows down by 3% a batch,
+ * is separated from the faster one given enough rounds: the paired ratios stay near 1.08 whatever the drift.
+ * Over seeds 1..40 of this script the race separates them in 39 (22 at round 5, 17 later) and leaves one a tie
+ * after 15 rounds; timing 5 batches of each one after another kept the slower one in 18 of seeds 1..20. */
+static void test_race_separates_eight_percent(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[3];
+    const double pred[3] = {1.0, 2.0, 3.0};
+    make_cands(c, pred, 3);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 108.0;
+    f.times[1] = 100.0;
+    f.times[2] = 150.0;
+    f.drift_per_batch = 0.03;
+    f.noise = 0.03;
+    f.rng = 6; /* a seed where five rounds do not separate them (a paired ratio below 1), eleven do */
+    struct pc_decision d;
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 101);
+    assert_int_equal(d.runner_up.alg, 100);
+    assert_false(d.runner_up_tied);
+    assert_int_equal(f.batches_of[2], 5); /* the clearly slow one left at the minimum */
+    assert_true(f.batches_of[0] > 5 && f.batches_of[0] < 15); /* more rounds than the minimum, fewer than the most */
+    assert_int_equal(f.batches_of[1], f.batches_of[0]); /* they raced side by side until the separation */
+    assert_all_released(&f);
+}
+
+/* (d) The time limit (read on rank 0's clock, here the script's: 1 ms a batch) stops the race in its third round;
+ * the fastest so far is kept, though the model prefers another within 2% of it: too few rounds for an interval,
+ * so no tie is claimed. */
+static void test_race_time_limit(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[4];
+    const double pred[4] = {1.0, 2.0, 3.0, 4.0};
+    make_cands(c, pred, 4);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    h.now = fake_now;
+    f.clock_per_batch = 1e-3;
+    f.times[0] = 130.0;
+    f.times[1] = 100.0;
+    f.times[2] = 105.0;
+    f.times[3] = 98.0;
+    struct pc_decision d;
+    plancoll_set_timelimit(0.0105);
+    int err = pc_choose(algs(), &p, c, 4, false, &h, NULL, &d);
+    plancoll_set_timelimit(PLANCOLL_NO_TIMELIMIT);
+    assert_int_equal(err, PLANCOLL_SUCCESS);
+    assert_true(d.time_limited);
+    assert_int_equal(f.batch_calls, 11); /* two rounds of 4, then 3 batches of the third */
+    assert_int_equal(d.chosen.alg, 103);
+    assert_true(d.chosen.measured_us == 98.0);
+    assert_int_equal(d.runner_up.alg, 101);
+    assert_false(d.runner_up_tied);
+    assert_all_released(&f);
+}
+
+/* (e) Every rank takes rank 0's decisions: a rank whose own batch times differ (its maxima would be the same in a
+ * real run; here they are made to disagree) and that replays rank 0's broadcasts runs the same batches, drops the
+ * same candidates, and records the same choice, runner-up and tie. A word naming no running candidate is a
+ * mismatch on every rank, never a guess. */
+static void test_race_same_decision_every_rank(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[4];
+    const double pred[4] = {1.0, 2.0, 3.0, 4.0};
+    make_cands(c, pred, 4);
+    const double rank0[4] = {100.0, 101.0, 140.0, 150.0}, rank1[4] = {100.0, 160.0, 140.0, 101.0};
+    struct fake f0, f1;
+    struct pc_planner_hooks h0 = fake_hooks(&f0), h1 = fake_hooks(&f1);
+    memcpy(f0.times, rank0, sizeof rank0);
+    memcpy(f1.times, rank1, sizeof rank1);
+    f0.noise = f1.noise = 0.02;
+    f1.rng = 99;
+    struct pc_decision d0, d1;
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h0, NULL, &d0), PLANCOLL_SUCCESS);
+    f1.replay = f0.words;
+    f1.nreplay = f0.bcast_calls;
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h1, NULL, &d1), PLANCOLL_SUCCESS);
+    assert_int_equal(f1.bcast_calls, f0.bcast_calls);
+    assert_int_equal(f1.batch_calls, f0.batch_calls);
+    assert_memory_equal(f1.batch_log, f0.batch_log, sizeof(int) * (size_t)f0.batch_calls);
+    assert_int_equal(d1.chosen.alg, d0.chosen.alg);
+    assert_int_equal(d1.has_runner_up, d0.has_runner_up);
+    assert_int_equal(d1.runner_up.alg, d0.runner_up.alg);
+    assert_int_equal(d1.runner_up_tied, d0.runner_up_tied);
+    assert_int_equal(d0.chosen.alg, 100); /* rank 0: 100 and 101 tied, the model prefers 100 */
+    assert_int_equal(d0.runner_up.alg, 101);
+    assert_true(d0.runner_up_tied);
+    assert_all_released(&f1);
+
+    /* a corrupted word: dropping a candidate already gone */
+    int bad[MAX_WORDS];
+    memcpy(bad, f0.words, sizeof bad);
+    bad[1] = bad[0]; /* rank 0 dropped a candidate after round 5; dropping it again names no running one */
+    assert_true(bad[0] >= 0);
+    h1 = fake_hooks(&f1);
+    memcpy(f1.times, rank1, sizeof rank1);
+    f1.replay = bad;
+    f1.nreplay = f0.bcast_calls;
+    assert_int_equal(pc_choose(algs(), &p, c, 4, false, &h1, NULL, &d1), PLANCOLL_ERR_MISMATCH);
+    assert_all_released(&f1);
 }
 
 static void test_choose_verbose(void **state)
@@ -635,11 +938,17 @@ int main(void)
         cmocka_unit_test(test_enumerate_other_collective),
         cmocka_unit_test(test_choose_estimate),
         cmocka_unit_test(test_choose_measure),
-        cmocka_unit_test(test_choose_measure_ties_and_bcast),
+        cmocka_unit_test(test_choose_measure_exact_tie),
         cmocka_unit_test(test_choose_measure_every_algorithm),
         cmocka_unit_test(test_choose_time_limit),
         cmocka_unit_test(test_choose_single_candidate),
         cmocka_unit_test(test_choose_hook_errors),
+        cmocka_unit_test(test_choose_nomem_fallback),
+        cmocka_unit_test(test_race_clear_winner),
+        cmocka_unit_test(test_race_tie_goes_to_model),
+        cmocka_unit_test(test_race_separates_eight_percent),
+        cmocka_unit_test(test_race_time_limit),
+        cmocka_unit_test(test_race_same_decision_every_rank),
         cmocka_unit_test(test_choose_verbose),
         cmocka_unit_test(test_params_format),
         cmocka_unit_test(test_params_format_truncated),
