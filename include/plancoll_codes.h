@@ -60,6 +60,7 @@ enum {
                                         started, executed or destroyed; it is left intact and can still be waited for */
     PLANCOLL_ERR_NOT_STARTABLE,      /* plancoll_start on a plan whose algorithm runs only blocking (detail names it;
                                         plan with PLANCOLL_NONBLOCKING to get one that can be started) */
+    PLANCOLL_ERR_THREAD_LEVEL,       /* PLANCOLL_PROGRESS_THREAD=1 while MPI was initialised below MPI_THREAD_MULTIPLE */
     PLANCOLL_ERR_COUNT_OF_CODES      /* not an error: the number of codes */
 };
 

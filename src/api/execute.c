@@ -34,6 +34,7 @@ int plancoll_destroy_plan(plancoll_plan *plan)
     if (!err) err = pc_refuse_active(p, "plancoll_destroy_plan");
     if (err) return err;
     pc_plan_unregister(p);
+    pc_progress_thread_release(p);
     pc_plan_free(p);
     *plan = NULL;
     return PLANCOLL_SUCCESS;

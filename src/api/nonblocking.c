@@ -6,20 +6,37 @@
  * plancoll_execute of one plan, in a plan's creation or in a wait still moves the plans it started before (MPI's
  * progress rule: another rank may need their messages to reach the collective this rank waits in). An advance
  * only tests requests and posts the next step, so nothing here ever blocks, and start waits for no other rank.
- * An execution that ended with an error is complete: test or wait returns the error (and its detail). */
+ * An execution that ended with an error is complete: test or wait returns the error (and its detail).
+ *
+ * The optional progress thread (PLANCOLL_PROGRESS_THREAD=1 at a plan's creation) advances the plans created so
+ * while the caller computes. It lives while such a plan does: started at the first one's creation, stopped at the
+ * last one's destruction or at MPI_Finalize (an attribute of MPI_COMM_SELF, deleted while MPI still works). One
+ * mutex guards the active list and every advance, so the caller and the thread never advance the same plan at once
+ * and the list never changes under the thread; the caller only tries it (pc_progress_active), since the thread
+ * holding it is advancing the plans anyway, so a test still never blocks for long. The mutex is also the guard
+ * against reentry: an advance whose own call pauses (a copy through MPI) finds it taken and returns. */
 #include "api/nonblocking.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "api/handles.h"
 #include "shm/layout.h"
 #include "shm/wait.h"
 
 static struct plancoll_plan_s *active_head, *active_tail;
-static bool progressing;
+static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A plan's execution is done: written by whichever thread advanced it, read by the caller's test and wait. */
+static bool is_done(const struct plancoll_plan_s *p) { return __atomic_load_n(&p->active_done, __ATOMIC_ACQUIRE); }
 
 static void link_active(struct plancoll_plan_s *p)
 {
+    pthread_mutex_lock(&active_lock);
     p->active = true;
     p->active_done = false;
     p->active_err = PLANCOLL_SUCCESS;
@@ -29,16 +46,19 @@ static void link_active(struct plancoll_plan_s *p)
     if (active_tail) active_tail->active_next = p;
     else active_head = p;
     active_tail = p;
+    pthread_mutex_unlock(&active_lock);
 }
 
 static void unlink_active(struct plancoll_plan_s *p)
 {
+    pthread_mutex_lock(&active_lock);
     if (p->active_prev) p->active_prev->active_next = p->active_next;
     else active_head = p->active_next;
     if (p->active_next) p->active_next->active_prev = p->active_prev;
     else active_tail = p->active_prev;
     p->active_prev = p->active_next = NULL;
     p->active = p->active_done = false;
+    pthread_mutex_unlock(&active_lock);
 }
 
 /* One advance of p; an error ends its execution (kept, with its detail, for its test or wait). */
@@ -51,16 +71,114 @@ static void advance_one(struct plancoll_plan_s *p)
         snprintf(p->active_detail, sizeof p->active_detail, "%s", plancoll_error_detail());
         done = true;
     }
-    p->active_done = done;
+    __atomic_store_n(&p->active_done, done, __ATOMIC_RELEASE);
 }
 
 void pc_progress_active(void)
 {
-    if (progressing || !active_head) return;
-    progressing = true; /* an advance's own calls may pause (a copy through MPI): no reentry */
+    if (!__atomic_load_n(&active_head, __ATOMIC_RELAXED)) return;
+    if (pthread_mutex_trylock(&active_lock) != 0) return; /* the thread advances them now, or this is a reentry */
     for (struct plancoll_plan_s *p = active_head; p; p = p->active_next)
         if (!p->active_done) advance_one(p);
-    progressing = false;
+    pthread_mutex_unlock(&active_lock);
+}
+
+/* ---- The progress thread -------------------------------------------------------------------------- */
+
+#define THREAD_IDLE_NS 100000 /* nothing of the thread's active: sleep 100 us between looks */
+
+static pthread_t progress_thread;
+static bool thread_running;
+static bool thread_stop;        /* atomic: the thread's loop ends */
+static int thread_plans;        /* live plans holding the thread (caller's thread only) */
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&thread_stop, __ATOMIC_ACQUIRE)) {
+        bool busy = false;
+        pthread_mutex_lock(&active_lock);
+        for (struct plancoll_plan_s *p = active_head; p; p = p->active_next)
+            if (p->progress_thread && !p->active_done) {
+                advance_one(p);
+                busy = busy || !p->active_done;
+            }
+        pthread_mutex_unlock(&active_lock);
+        /* Yield either way: the ranks may outnumber the cores, and the caller needs the mutex now and then. */
+        if (busy)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, THREAD_IDLE_NS}, NULL);
+    }
+    return NULL;
+}
+
+static void stop_thread(void)
+{
+    if (!thread_running) return;
+    __atomic_store_n(&thread_stop, true, __ATOMIC_RELEASE);
+    pthread_join(progress_thread, NULL);
+    thread_running = false;
+}
+
+/* MPI_COMM_SELF's attributes are deleted at the start of MPI_Finalize, while MPI still works: the thread stops
+ * there if plans holding it were never destroyed, so it never calls MPI after MPI is gone. */
+static int finalize_stop(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)value, (void)extra;
+    stop_thread();
+    return MPI_SUCCESS;
+}
+
+int pc_progress_thread_setting(bool *wanted)
+{
+    *wanted = false;
+    const char *v = getenv("PLANCOLL_PROGRESS_THREAD");
+    if (!v || strcmp(v, "0") == 0 || !*v) return PLANCOLL_SUCCESS;
+    if (strcmp(v, "1") != 0)
+        return pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_PROGRESS_THREAD='%s': use 1 (a progress thread) or 0", v);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE)
+        return pc_error(PLANCOLL_ERR_THREAD_LEVEL,
+                        "PLANCOLL_PROGRESS_THREAD=1 needs MPI_THREAD_MULTIPLE (the thread calls MPI while the caller "
+                        "does); MPI provides %s: initialise with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) or "
+                        "unset the variable",
+                        level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                        : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                                         : "MPI_THREAD_SERIALIZED");
+    *wanted = true;
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_progress_thread_acquire(struct plancoll_plan_s *plan)
+{
+    if (!thread_running) {
+        if (finalize_keyval == MPI_KEYVAL_INVALID) {
+            if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_stop, &finalize_keyval, NULL) != MPI_SUCCESS ||
+                MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL) != MPI_SUCCESS) {
+                if (finalize_keyval != MPI_KEYVAL_INVALID) MPI_Comm_free_keyval(&finalize_keyval);
+                finalize_keyval = MPI_KEYVAL_INVALID;
+                return pc_error(PLANCOLL_ERR_MPI, "progress thread: the MPI_Finalize hook could not be set");
+            }
+        }
+        if (!pc_progress_hook) pc_progress_hook = pc_progress_active;
+        __atomic_store_n(&thread_stop, false, __ATOMIC_RELEASE);
+        int rc = pthread_create(&progress_thread, NULL, progress_main, NULL);
+        if (rc != 0) return pc_error(PLANCOLL_ERR_NOMEM, "progress thread: pthread_create: %s", strerror(rc));
+        thread_running = true;
+    }
+    thread_plans++;
+    plan->progress_thread = true;
+    return PLANCOLL_SUCCESS;
+}
+
+void pc_progress_thread_release(struct plancoll_plan_s *plan)
+{
+    if (!plan->progress_thread) return;
+    plan->progress_thread = false;
+    if (--thread_plans == 0) stop_thread();
 }
 
 int pc_refuse_active(const struct plancoll_plan_s *plan, const char *what)
@@ -125,18 +243,19 @@ int plancoll_test(plancoll_plan handle, int *done)
     struct plancoll_plan_s *plan = pc_plan_check(handle, &err);
     if (err) return err;
     pc_progress_active();
-    *done = !plan->active || plan->active_done;
-    return plan->active && plan->active_done ? complete(plan) : PLANCOLL_SUCCESS;
+    bool finished = plan->active && is_done(plan);
+    *done = !plan->active || finished;
+    return finished ? complete(plan) : PLANCOLL_SUCCESS;
 }
 
 /* Waits for an active plan's execution to be done, advancing every active plan meanwhile. */
 static void wait_done(struct plancoll_plan_s *plan)
 {
     pc_progress_active();
-    if (plan->active_done) return;
+    if (is_done(plan)) return;
     struct pc_waiter w;
     pc_waiter_init(&w, plan->layout->wait_mode, plan->layout->oversubscribed);
-    while (!plan->active_done) pc_waiter_pause(&w); /* each pause advances the active plans (the hook) */
+    while (!is_done(plan)) pc_waiter_pause(&w); /* each pause advances the active plans (the hook) */
 }
 
 int plancoll_wait(plancoll_plan handle)

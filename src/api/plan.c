@@ -2,6 +2,7 @@
  * destruction are in execute.c, inspection in inspect.c, the live-plan table in handles.c. */
 #include "exec/registry.h"
 #include "api/handles.h"
+#include "api/nonblocking.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,7 @@ struct agreement {
     struct pc_forced forced[PC_MAX_CANDIDATES]; /* PLANCOLL_ALGORITHM's entries for this collective */
     int nforced;
     bool calibration_allowed;             /* PLANCOLL_CALIBRATE */
+    bool progress_thread;                 /* PLANCOLL_PROGRESS_THREAD=1 (nonblocking.c) */
     char shape[64];                       /* the shape key of the machine model */
     const struct pc_machine_model *model; /* this shape's model, the same on every rank; NULL when none */
 };
@@ -183,6 +185,7 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
                                 &a->nforced);
     if (!local && pc_wait_mode_from_env() < 0)
         local = pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_WAIT='%s': use spin, yield or auto", getenv("PLANCOLL_WAIT"));
+    if (!local) local = pc_progress_thread_setting(&a->progress_thread);
     a->calibration_allowed = true;
     if (!local) local = calibration_setting(&a->calibration_allowed);
 
@@ -274,7 +277,7 @@ static int decide(struct plancoll_plan_s *p, const struct agreement *a, struct p
 }
 
 /* The chosen algorithm set up on the plan, its provenance recorded (plancoll_fprint_plan), the plan registered. */
-static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result *decided)
+static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result *decided, bool progress_thread)
 {
     const struct pc_algorithm_table *algs = pc_registry_table();
     const struct pc_decision *d = &decided->decision;
@@ -294,7 +297,9 @@ static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result 
         p->tie_noise_pct = d->tie_noise_pct;
     }
     double t0 = pc_phase_start();
-    int err = pc_agree_error(p, p->alg->setup(p));
+    int err = p->alg->setup(p);
+    if (!err && progress_thread) err = pc_progress_thread_acquire(p);
+    err = pc_agree_error(p, err);
     p->setup_seconds = pc_phase_now() - t0;
     pc_phase_add(PC_PHASE_SETUP, t0);
     if (!err) err = pc_plan_register(p);
@@ -326,8 +331,9 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     struct pc_decide_result decided;
     int err = agree(p, local, &agreed);
     if (!err) err = decide(p, &agreed, &decided);
-    if (!err) err = instantiate(p, &decided);
+    if (!err) err = instantiate(p, &decided, agreed.progress_thread);
     if (err) {
+        pc_progress_thread_release(p);
         pc_plan_free(p);
         return err;
     }

@@ -35,9 +35,12 @@ static const char *const messages[PLANCOLL_ERR_COUNT_OF_CODES] = {
     [PLANCOLL_ERR_IO] = "a wisdom file could not be read or written",
     [PLANCOLL_ERR_ACTIVE] = "the plan is active (started and not yet completed by plancoll_test or plancoll_wait)",
     [PLANCOLL_ERR_NOT_STARTABLE] = "the plan's algorithm cannot be started, only executed (plan with PLANCOLL_NONBLOCKING)",
+    [PLANCOLL_ERR_THREAD_LEVEL] = "the progress thread (PLANCOLL_PROGRESS_THREAD=1) needs MPI_THREAD_MULTIPLE (MPI_Init_thread)",
 };
 
-static char detail[512];
+/* Per thread: the progress thread (api/nonblocking.c) records its advances' failures without touching the
+ * caller's detail; each active plan keeps its execution's detail for the caller's test or wait. */
+static _Thread_local char detail[512];
 
 const char *plancoll_strerror(int error)
 {

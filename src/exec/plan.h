@@ -90,6 +90,7 @@ struct plancoll_plan_s {
     int active_err;
     char active_detail[200];
     struct plancoll_plan_s *active_prev, *active_next;
+    bool progress_thread; /* PLANCOLL_PROGRESS_THREAD=1 at creation: the progress thread advances it, holding a reference */
     bool planned_buffers; /* this execution runs on the buffers given at plan time (plancoll_execute) */
 
     /* provenance, for plancoll_fprint_plan */

@@ -14,7 +14,18 @@ static volatile sig_atomic_t tl_exit_code;
 
 void tl_init(int *argc, char ***argv, const char *test_name)
 {
-    MPI_Init(argc, argv);
+    /* The progress thread calls MPI beside the caller: a test run with it asks MPI for MPI_THREAD_MULTIPLE. */
+    const char *thread = getenv("PLANCOLL_PROGRESS_THREAD");
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) {
+        /* the program chose its thread level itself */
+    } else if (thread && strcmp(thread, "1") == 0) {
+        int provided;
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(argc, argv);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &tl_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &tl_size);

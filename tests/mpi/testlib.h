@@ -19,6 +19,7 @@
 extern int tl_rank, tl_size;
 extern long tl_failures, tl_checks;
 
+/* MPI_Init, or MPI_Init_thread(MPI_THREAD_MULTIPLE) when PLANCOLL_PROGRESS_THREAD=1 is set. */
 void tl_init(int *argc, char ***argv, const char *test_name);
 /* Reduces failures over ranks; rank 0 prints "plancoll-test <name> P=<n>: PASS|FAIL (...)"; finalizes.
  * Returns the process exit code. */
