@@ -40,6 +40,7 @@
 #define MAX_SAMPLES 262144       /* per batch (2 MiB of doubles): bounds the arrays reduced over ranks */
 #define MEMCPY_SAMPLE_SECONDS 2e-6 /* a memcpy sample groups copies so the clock's overhead stays small */
 #define MAX_VARIANTS 24
+#define OVERLAP_TEST_INTERVAL 5e-6 /* --overlap: seconds of computation between two test calls */
 #define RANDOM_SEED UINT64_C(0x706c616e636f6c6c) /* "plancoll": shared by all ranks, so counts agree */
 
 enum collective { COLL_ALLTOALL, COLL_ALLTOALLV, COLL_ALLREDUCE, COLL_COUNT };
@@ -56,6 +57,8 @@ struct options {
     size_t factor;
     int min_iters, warmup, batches;
     bool check, verbose, list;
+    bool overlap;         /* --overlap: OSU's overlap method over the started forms (run_size_overlap) */
+    bool progress_thread; /* --progress-thread: MPI_THREAD_MULTIPLE, and a plancoll column with the thread */
     bool heap; /* --heap: buffers from plancoll_malloc (node-shared), for single-copy plans */
     const char *algorithm; /* NULL: the planner's choice; "all": every registered algorithm */
     unsigned rigor;        /* --rigor: the planner flag of the unforced plan (default PLANCOLL_ESTIMATE) */
@@ -101,6 +104,8 @@ struct result {
     char impl[96];
     double median_us, avg_us, min_us, max_us;
     long iterations;
+    bool overlap; /* --overlap rows: the three medians and the overlap */
+    double t_pure_us, t_cpu_us, t_total_us, overlap_pct;
 };
 
 struct bench {
@@ -697,6 +702,13 @@ static bool write_json(const struct bench *b, enum collective coll, const char *
             o->warmup, o->batches, BATCH_SECONDS * 1e3, o->min_iters);
     fprintf(f, ",\n  \"load_average\": {\"start\": %.2f, \"end\": %.2f}", b->load_start, load_average());
     fprintf(f, ",\n  \"planner_rigor\": \"%s\"", o->rigor_name);
+    if (o->overlap)
+        fprintf(f, ",\n  \"overlap\": {\"method\": \"OSU: t_pure = start+wait; t_cpu = compute loop calibrated to t_pure; "
+                   "t_total = start, compute with a test every %g us, wait; overlap_pct = 100 (1 - (t_total - t_cpu) / "
+                   "t_pure) clamped to [0, 100]; each a median of batch means of per-iteration max over ranks\", "
+                   "\"plancoll_flags\": \"%s | PLANCOLL_NONBLOCKING\", \"thread_level\": \"%s\"}",
+                OVERLAP_TEST_INTERVAL * 1e6, o->rigor_name,
+                o->progress_thread ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_SINGLE");
     fprintf(f, ",\n  \"planner_choice\": [");
     for (size_t i = 0; i < b->nchoices; i++) {
         fprintf(f, "%s\n    {\"bytes\": %zu, \"algorithm\": ", i ? "," : "", b->choice_bytes[i]);
@@ -708,8 +720,13 @@ static bool write_json(const struct bench *b, enum collective coll, const char *
         const struct result *r = &b->results[i];
         fprintf(f, "%s\n    {\"bytes\": %zu, \"impl\": ", i ? "," : "", r->bytes);
         json_string(f, r->impl);
-        fprintf(f, ", \"median_us\": %.4f, \"avg_us\": %.4f, \"min_us\": %.4f, \"max_us\": %.4f, \"iterations\": %ld}",
-                r->median_us, r->avg_us, r->min_us, r->max_us, r->iterations);
+        if (r->overlap)
+            fprintf(f, ", \"t_pure_us\": %.4f, \"t_cpu_us\": %.4f, \"t_total_us\": %.4f, \"overlap_pct\": %.2f, "
+                       "\"iterations\": %ld}",
+                    r->t_pure_us, r->t_cpu_us, r->t_total_us, r->overlap_pct, r->iterations);
+        else
+            fprintf(f, ", \"median_us\": %.4f, \"avg_us\": %.4f, \"min_us\": %.4f, \"max_us\": %.4f, \"iterations\": %ld}",
+                    r->median_us, r->avg_us, r->min_us, r->max_us, r->iterations);
     }
     fprintf(f, "\n  ]\n}\n");
     if (fclose(f) != 0) {
@@ -865,6 +882,337 @@ static void run_size(struct bench *b, struct problem *pb, size_t bytes)
     }
 }
 
+/* ---- Overlap (--overlap): OSU's method (osu_ialltoall, osu_iallreduce) -------------------------------
+ * For each implementation that can be started (plancoll's started plan, planned with PLANCOLL_NONBLOCKING; the
+ * same with the progress thread under --progress-thread; MPI's nonblocking call; MPI's persistent request):
+ *   t_pure   start + wait alone;
+ *   t_cpu    a compute loop calibrated to last t_pure, alone;
+ *   t_total  start, the compute loop with a test call between chunks of OVERLAP_TEST_INTERVAL, wait;
+ *   overlap  100 x (1 - (t_total - t_cpu) / t_pure), clamped to [0, 100].
+ * Each of the three is timed by the protocol of the latency runs (per-iteration max over ranks, batches of >= 20 ms,
+ * median of batch means): the t_pure batches of every implementation alternate first, then (each loop calibrated
+ * to its implementation's median t_pure) the t_cpu and t_total batches of every implementation alternate. */
+
+#define MAX_OVERLAP_IMPLS 4
+
+enum overlap_phase { PHASE_PURE, PHASE_CPU, PHASE_TOTAL, PHASE_COUNT };
+
+struct overlap_impl {
+    enum kind kind;          /* KIND_PLANCOLL, KIND_NONBLOCKING or KIND_PERSISTENT */
+    char label[96];
+    plancoll_plan plan;
+    MPI_Request request;     /* the nonblocking call's, or the persistent request */
+    long chunks;             /* compute chunks of chunk_units, calibrated to t_pure */
+    struct variant phase[PHASE_COUNT]; /* the timing statistics of each phase (their kind is unused) */
+};
+
+static double compute_units_per_second;
+static volatile double compute_sink;
+
+static void compute_units(long units)
+{
+    double acc = compute_sink;
+    for (long i = 0; i < units; i++) acc = acc * 0.9999999 + 1.0;
+    compute_sink = acc;
+}
+
+/* Units of compute_units per second on this rank, from a run of at least 50 ms. */
+static void calibrate_compute(void)
+{
+    long units = 1 << 16;
+    for (;;) {
+        double t0 = MPI_Wtime();
+        compute_units(units);
+        double dt = MPI_Wtime() - t0;
+        if (dt >= 0.05) {
+            compute_units_per_second = (double)units / dt;
+            return;
+        }
+        units *= 2;
+    }
+}
+
+static long chunk_units(void)
+{
+    long u = (long)(OVERLAP_TEST_INTERVAL * compute_units_per_second);
+    return u > 0 ? u : 1;
+}
+
+static void overlap_start(const struct bench *b, struct overlap_impl *im, const struct problem *pb)
+{
+    switch (im->kind) {
+    case KIND_PLANCOLL: {
+        int rc = plancoll_start(im->plan);
+        if (rc != PLANCOLL_SUCCESS) {
+            fprintf(stderr, "[rank %d] plancoll_start (%s): %s: %s\n", b->rank, im->label, plancoll_strerror(rc),
+                    plancoll_error_detail());
+            die(b, "start failed", 1);
+        }
+        break;
+    }
+    case KIND_NONBLOCKING: start_nonblocking(b, pb, &im->request); break;
+    case KIND_PERSISTENT: MPI_Start(&im->request); break;
+    default: break;
+    }
+}
+
+/* One test call; returns whether the operation is complete. */
+static bool overlap_test(const struct bench *b, struct overlap_impl *im)
+{
+    int done = 0;
+    if (im->kind == KIND_PLANCOLL) {
+        int rc = plancoll_test(im->plan, &done);
+        if (rc != PLANCOLL_SUCCESS) {
+            fprintf(stderr, "[rank %d] plancoll_test (%s): %s: %s\n", b->rank, im->label, plancoll_strerror(rc),
+                    plancoll_error_detail());
+            die(b, "test failed", 1);
+        }
+    } else {
+        MPI_Test(&im->request, &done, MPI_STATUS_IGNORE);
+    }
+    return done != 0;
+}
+
+static void overlap_wait(const struct bench *b, struct overlap_impl *im)
+{
+    if (im->kind == KIND_PLANCOLL) {
+        int rc = plancoll_wait(im->plan);
+        if (rc != PLANCOLL_SUCCESS) {
+            fprintf(stderr, "[rank %d] plancoll_wait (%s): %s: %s\n", b->rank, im->label, plancoll_strerror(rc),
+                    plancoll_error_detail());
+            die(b, "wait failed", 1);
+        }
+    } else {
+        bench_wait(&im->request);
+    }
+}
+
+/* One iteration of a phase. Allocation-free, as the latency loops. */
+static void overlap_once(const struct bench *b, struct overlap_impl *im, enum overlap_phase phase,
+                         const struct problem *pb)
+{
+    const long chunk = chunk_units();
+    switch (phase) {
+    case PHASE_PURE:
+        overlap_start(b, im, pb);
+        overlap_wait(b, im);
+        break;
+    case PHASE_CPU:
+        for (long c = 0; c < im->chunks; c++) compute_units(chunk);
+        break;
+    case PHASE_TOTAL: {
+        overlap_start(b, im, pb);
+        bool done = false;
+        for (long c = 0; c < im->chunks; c++) {
+            compute_units(chunk);
+            if (!done) done = overlap_test(b, im);
+        }
+        overlap_wait(b, im);
+        break;
+    }
+    case PHASE_COUNT: break;
+    }
+}
+
+/* Warm-up and batch length of a phase, as calibrate() does: the count is agreed with MAX over ranks. */
+static void overlap_calibrate(struct bench *b, struct overlap_impl *im, enum overlap_phase phase,
+                              const struct problem *pb)
+{
+    const int W = b->opt->warmup;
+    for (int i = 0; i < W; i++) overlap_once(b, im, phase, pb);
+    bench_barrier(b->comm);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < W; i++) overlap_once(b, im, phase, pb);
+    double t = (MPI_Wtime() - t0) / W, tmax = 0;
+    bench_allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, b->comm);
+    if (tmax < 1e-9) tmax = 1e-9;
+    struct variant *v = &im->phase[phase];
+    double want = BATCH_SECONDS / tmax + 1;
+    long samples = want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
+    if (samples < b->opt->min_iters) samples = b->opt->min_iters;
+    v->reps = 1;
+    v->samples = (int)samples;
+}
+
+/* time_batch for a phase: per-iteration times, MAX over ranks, the batch mean, the next batch steered. */
+static void overlap_batch(struct bench *b, struct overlap_impl *im, enum overlap_phase phase,
+                          const struct problem *pb, int batch)
+{
+    struct variant *v = &im->phase[phase];
+    bench_barrier(b->comm);
+    for (int s = 0; s < v->samples; s++) {
+        double t0 = MPI_Wtime();
+        overlap_once(b, im, phase, pb);
+        b->samples[s] = MPI_Wtime() - t0;
+    }
+    bench_allreduce(b->samples, b->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, b->comm);
+    double sum = 0;
+    for (int s = 0; s < v->samples; s++) {
+        double t = b->samples_max[s];
+        sum += t;
+        if (t < v->min) v->min = t;
+        if (t > v->max) v->max = t;
+    }
+    v->sum += sum;
+    v->n += v->samples;
+    v->iterations += v->samples;
+    v->batch_mean[batch] = sum / v->samples;
+    double target = sum < BATCH_SECONDS ? 1.25 * BATCH_SECONDS : sum > 4 * BATCH_SECONDS ? 2 * BATCH_SECONDS : 0;
+    if (target > 0) {
+        double want = v->samples * target / (sum > 0 ? sum : 1e-9) + 1;
+        long samples = want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
+        if (samples < b->opt->min_iters) samples = b->opt->min_iters;
+        v->samples = (int)samples;
+    }
+}
+
+/* Two started executions with different data, checked exactly (start + test loop + wait, as t_total runs). */
+static void overlap_validate(struct bench *b, struct overlap_impl *im, struct problem *pb)
+{
+    long wrong = 0;
+    im->chunks = 4;
+    for (int epoch = 1; epoch <= 2; epoch++) {
+        fill_send(b, pb, epoch + (int)(pb->bytes % 7));
+        memset(pb->recv, 0xA5, pb->capacity);
+        bench_barrier(b->comm);
+        overlap_once(b, im, PHASE_TOTAL, pb);
+        wrong += check_recv(b, pb, im->label, epoch + (int)(pb->bytes % 7));
+    }
+    long total = 0;
+    bench_allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, b->comm);
+    b->failures += wrong;
+    im->phase[PHASE_TOTAL].failed_check = total > 0;
+    if (total > 0 && b->rank == 0)
+        fprintf(stderr, "plancoll-bench: VALIDATION FAILED: %s %s %zu B (overlap): %ld wrong elements over all ranks\n",
+                im->label, collective_names[pb->coll], pb->bytes, total);
+}
+
+static double overlap_pct(const struct overlap_impl *im)
+{
+    double pure = im->phase[PHASE_PURE].median, cpu = im->phase[PHASE_CPU].median,
+           total = im->phase[PHASE_TOTAL].median;
+    if (pure <= 0) return 0;
+    double pct = 100.0 * (1.0 - (total - cpu) / pure);
+    return pct < 0 ? 0 : pct > 100 ? 100 : pct;
+}
+
+static void record_overlap(struct bench *b, size_t bytes, const struct overlap_impl *im)
+{
+    if (b->rank != 0) return;
+    record_result(b, bytes, &im->phase[PHASE_TOTAL]);
+    struct result *r = &b->results[b->nresults - 1];
+    snprintf(r->impl, sizeof r->impl, "%s", im->label);
+    r->overlap = true;
+    r->t_pure_us = im->phase[PHASE_PURE].median * 1e6;
+    r->t_cpu_us = im->phase[PHASE_CPU].median * 1e6;
+    r->t_total_us = im->phase[PHASE_TOTAL].median * 1e6;
+    r->overlap_pct = overlap_pct(im);
+    r->iterations = im->phase[PHASE_PURE].iterations + im->phase[PHASE_CPU].iterations + im->phase[PHASE_TOTAL].iterations;
+}
+
+static void add_overlap_impl(struct overlap_impl *ims, int *n, enum kind kind, const char *label)
+{
+    struct overlap_impl *im = &ims[(*n)++];
+    memset(im, 0, sizeof *im);
+    im->kind = kind;
+    im->request = MPI_REQUEST_NULL;
+    snprintf(im->label, sizeof im->label, "%s", label);
+    for (int p = 0; p < PHASE_COUNT; p++) variant_reset_stats(&im->phase[p]);
+}
+
+/* Plans the started plan: PLANCOLL_NONBLOCKING added to --rigor, -a NAME forced if given, the progress thread when
+ * thread is set (PLANCOLL_PROGRESS_THREAD=1 at its creation only: the other plans run without it). */
+static void plan_started(struct bench *b, struct problem *pb, bool thread, plancoll_plan *plan)
+{
+    struct options o = *b->opt;
+    const struct options *saved = b->opt;
+    o.rigor |= PLANCOLL_NONBLOCKING;
+    b->opt = &o;
+    if (thread) setenv("PLANCOLL_PROGRESS_THREAD", "1", 1);
+    const char *forced = o.algorithm && strcmp(o.algorithm, "all") != 0 ? o.algorithm : NULL;
+    int rc = plan_with_algorithm(b, pb, forced, plan);
+    if (thread) unsetenv("PLANCOLL_PROGRESS_THREAD");
+    b->opt = saved;
+    if (rc != PLANCOLL_SUCCESS) {
+        fprintf(stderr, "[rank %d] plancoll plan (PLANCOLL_NONBLOCKING%s, %zu B): %s: %s\n", b->rank,
+                thread ? ", progress thread" : "", pb->bytes, plancoll_strerror(rc), plancoll_error_detail());
+        die(b, "planning failed", 1);
+    }
+}
+
+static void run_size_overlap(struct bench *b, struct problem *pb, size_t bytes)
+{
+    const struct options *o = b->opt;
+    problem_set_size(b, pb, bytes);
+    fill_send(b, pb, 0);
+
+    struct overlap_impl ims[MAX_OVERLAP_IMPLS];
+    int n = 0;
+    char label[96];
+    plancoll_plan plan;
+    plan_started(b, pb, false, &plan);
+    snprintf(label, sizeof label, "plancoll:%s", plancoll_plan_algorithm(plan));
+    record_choice(b, bytes, plancoll_plan_algorithm(plan));
+    add_overlap_impl(ims, &n, KIND_PLANCOLL, label);
+    ims[n - 1].plan = plan;
+    if (o->progress_thread) {
+        plan_started(b, pb, true, &plan);
+        snprintf(label, sizeof label, "plancoll+thread:%s", plancoll_plan_algorithm(plan));
+        add_overlap_impl(ims, &n, KIND_PLANCOLL, label);
+        ims[n - 1].plan = plan;
+    }
+    add_overlap_impl(ims, &n, KIND_NONBLOCKING, "mpi:nonblocking");
+    add_overlap_impl(ims, &n, KIND_PERSISTENT, "mpi:persistent");
+    init_persistent(b, pb, &ims[n - 1].request);
+
+    if (o->check)
+        for (int i = 0; i < n; i++) overlap_validate(b, &ims[i], pb);
+    fill_send(b, pb, 0);
+
+    /* t_pure of every implementation, alternating batch by batch */
+    for (int i = 0; i < n; i++) overlap_calibrate(b, &ims[i], PHASE_PURE, pb);
+    for (int batch = 0; batch < o->batches; batch++)
+        for (int i = 0; i < n; i++) overlap_batch(b, &ims[i], PHASE_PURE, pb, batch);
+    /* each compute loop lasts its implementation's t_pure (OSU: the loop is calibrated to the pure latency) */
+    for (int i = 0; i < n; i++) {
+        struct variant *pure = &ims[i].phase[PHASE_PURE];
+        pure->median = median_of(pure->batch_mean, o->batches);
+        long chunks = (long)(pure->median / OVERLAP_TEST_INTERVAL + 0.5);
+        ims[i].chunks = chunks > 0 ? chunks : 1;
+    }
+    for (int i = 0; i < n; i++) {
+        overlap_calibrate(b, &ims[i], PHASE_CPU, pb);
+        overlap_calibrate(b, &ims[i], PHASE_TOTAL, pb);
+    }
+    for (int batch = 0; batch < o->batches; batch++)
+        for (int i = 0; i < n; i++) {
+            overlap_batch(b, &ims[i], PHASE_CPU, pb, batch);
+            overlap_batch(b, &ims[i], PHASE_TOTAL, pb, batch);
+        }
+    for (int i = 0; i < n; i++) {
+        ims[i].phase[PHASE_CPU].median = median_of(ims[i].phase[PHASE_CPU].batch_mean, o->batches);
+        ims[i].phase[PHASE_TOTAL].median = median_of(ims[i].phase[PHASE_TOTAL].batch_mean, o->batches);
+        record_overlap(b, bytes, &ims[i]);
+    }
+    if (b->rank == 0) {
+        for (int i = 0; i < n; i++) {
+            const struct overlap_impl *im = &ims[i];
+            printf("%10zu  %-44s %10.2f %10.2f %10.2f %9.1f %9ld%s\n", bytes, im->label,
+                   im->phase[PHASE_PURE].median * 1e6, im->phase[PHASE_CPU].median * 1e6,
+                   im->phase[PHASE_TOTAL].median * 1e6, overlap_pct(im),
+                   im->phase[PHASE_PURE].iterations + im->phase[PHASE_CPU].iterations +
+                       im->phase[PHASE_TOTAL].iterations,
+                   im->phase[PHASE_TOTAL].failed_check ? "  VALIDATION FAILED" : "");
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    for (int i = 0; i < n; i++) {
+        if (ims[i].plan) plancoll_destroy_plan(&ims[i].plan);
+        if (ims[i].kind == KIND_PERSISTENT && ims[i].request != MPI_REQUEST_NULL) MPI_Request_free(&ims[i].request);
+    }
+}
+
 static void json_path_for(const struct options *o, enum collective coll, char *out, size_t n)
 {
     if (o->ncollectives == 1) {
@@ -900,11 +1248,27 @@ static void run_collective(struct bench *b, enum collective coll, size_t min_byt
                "median = median of batch means;\n"
                "# times in us; iters = timed iterations over all batches; ratios are of medians%s\n",
                o->warmup, o->batches, BATCH_SECONDS * 1e3, o->check ? "; results validated (-c)" : "");
-        printf("# %8s  %-38s %10s %10s %10s %10s %9s %9s %9s %9s\n", "bytes", "implementation", "median", "avg",
-               "min", "max", "iters", "/bestMPI", "/blocking", "/memcpy");
+        if (!o->overlap)
+            printf("# %8s  %-38s %10s %10s %10s %10s %9s %9s %9s %9s\n", "bytes", "implementation", "median", "avg",
+                   "min", "max", "iters", "/bestMPI", "/blocking", "/memcpy");
         fflush(stdout);
     }
-    for (size_t i = 0; i < nsizes; i++) run_size(b, &pb, sizes[i]);
+    if (o->overlap && b->rank == 0) {
+        printf("# overlap (OSU's method): t_pure = start + wait; t_cpu = compute calibrated to t_pure; t_total = start,\n"
+               "# compute with a test every %g us, wait; overlap = 100 (1 - (t_total - t_cpu) / t_pure) in [0, 100];\n"
+               "# plancoll planned with %s | PLANCOLL_NONBLOCKING%s\n",
+               OVERLAP_TEST_INTERVAL * 1e6, o->rigor_name,
+               o->progress_thread ? "; MPI_THREAD_MULTIPLE for every column (the progress thread needs it)" : "");
+        printf("# %8s  %-44s %10s %10s %10s %9s %9s\n", "bytes", "implementation", "t_pure", "t_cpu", "t_total",
+               "overlap%", "iters");
+        fflush(stdout);
+    }
+    for (size_t i = 0; i < nsizes; i++) {
+        if (o->overlap)
+            run_size_overlap(b, &pb, sizes[i]);
+        else
+            run_size(b, &pb, sizes[i]);
+    }
 
     if (b->rank == 0 && o->json_path) {
         char path[1024];
@@ -941,7 +1305,11 @@ static void usage(FILE *f)
             "  --config NAME    configuration name for the JSON (default derived: e.g. 1n2p, 2n2p-tcp)\n"
             "  -v               print the planner's chosen plan at each size\n"
             "  --list           print every registered algorithm: name collective\n"
-            "  --heap           allocate the buffers with plancoll_malloc (node-shared: single-copy plans)\n");
+            "  --heap           allocate the buffers with plancoll_malloc (node-shared: single-copy plans)\n"
+            "  --overlap        OSU's overlap benchmark of the started forms: plancoll_start (PLANCOLL_NONBLOCKING),\n"
+            "                   MPI's nonblocking and persistent calls; t_pure, t_cpu, t_total, overlap %%\n"
+            "  --progress-thread  with --overlap: MPI_THREAD_MULTIPLE, and a started plan with\n"
+            "                   PLANCOLL_PROGRESS_THREAD=1 as one more column\n");
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -983,6 +1351,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         {"pattern", required_argument, NULL, 'p'}, {"json", required_argument, NULL, 'j'},
         {"list", no_argument, NULL, 'l'},          {"config", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},          {"heap", no_argument, NULL, 'H'},
+        {"overlap", no_argument, NULL, 'O'},       {"progress-thread", no_argument, NULL, 'T'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -1003,6 +1372,8 @@ static const char *parse_options(int argc, char **argv, struct options *o)
             o->factor = (size_t)fi;
             break;
         case 'H': o->heap = true; break;
+        case 'O': o->overlap = true; break;
+        case 'T': o->progress_thread = true; break;
         case 'i':
             if (!parse_int(optarg, &o->min_iters) || o->min_iters < 1) return "-i wants a positive integer";
             break;
@@ -1052,6 +1423,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         o->run[found] = true;
     }
     /* The protocol's floors: fewer warm-ups or batches would not be a result (docs/measurement.md). */
+    if (o->progress_thread && !o->overlap) return "--progress-thread goes with --overlap";
     if (o->warmup < MIN_WARMUP) o->warmup = MIN_WARMUP;
     if (o->batches < MIN_BATCHES) o->batches = MIN_BATCHES;
     if (o->algorithm && strcmp(o->algorithm, "all") != 0) {
@@ -1104,7 +1476,16 @@ static void list_algorithms(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* The progress thread calls MPI beside the caller: --progress-thread asks for MPI_THREAD_MULTIPLE, before
+     * the options are parsed (they are parsed after MPI_Init, so that only rank 0 reports). */
+    bool want_multiple = false;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--progress-thread") == 0) want_multiple = true;
+    int provided = MPI_THREAD_SINGLE;
+    if (want_multiple)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     struct bench b;
     memset(&b, 0, sizeof b);
     b.comm = MPI_COMM_WORLD;
@@ -1127,6 +1508,11 @@ int main(int argc, char **argv)
         if (b.rank == 0) list_algorithms();
         return finish(0);
     }
+    if (o.progress_thread && provided < MPI_THREAD_MULTIPLE) {
+        if (b.rank == 0) fprintf(stderr, "plancoll-bench: --progress-thread: MPI does not provide MPI_THREAD_MULTIPLE\n");
+        return finish(2);
+    }
+    if (o.overlap) calibrate_compute();
 
     b.nodes = count_nodes(b.comm);
     describe_configuration(&b);
