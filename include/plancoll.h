@@ -41,7 +41,9 @@
  * of 2^60 bytes or more is PLANCOLL_ERR_OVERFLOW on every rank at plan time. An algorithm that cannot move a
  * problem's sizes is not a candidate for it (forced, it is PLANCOLL_ERR_INAPPLICABLE).
  *
- * Threads.  The library may be called from one thread at a time (MPI_THREAD_FUNNELED is enough).
+ * Threads.  The library may be called from one thread at a time (MPI_THREAD_FUNNELED is enough), except with the
+ * progress thread (PLANCOLL_PROGRESS_THREAD=1, below), whose own thread calls MPI beside the caller's: that needs
+ * MPI_THREAD_MULTIPLE.
  */
 #ifndef PLANCOLL_H
 #define PLANCOLL_H
@@ -166,7 +168,8 @@ PLANCOLL_API int plancoll_execute_buffers(plancoll_plan plan, const void *sendbu
  * - Progress: every plancoll call (start, test, wait, execute, plan creation, ...) advances every active plan of
  *   the process, and a rank waiting in any plancoll call keeps its active plans moving. Between plancoll calls
  *   nothing moves (as in MPICH without asynchronous progress): a caller computing for long calls plancoll_test now
- *   and then.
+ *   and then, or plans with PLANCOLL_PROGRESS_THREAD=1 (see Environment), whose plans a thread of the library
+ *   advances while the caller computes.
  * - plancoll_execute is start + wait, at the same cost. Executing, starting or destroying an active plan is
  *   PLANCOLL_ERR_ACTIVE: the plan stays active and intact and can still be waited for.
  * - Only a plan whose algorithm runs as a schedule of nonblocking steps can be started (the native, pairwise, Bruck,
@@ -303,6 +306,16 @@ PLANCOLL_API int plancoll_free(void *ptr);
  *     rename: jobs finalizing together take turns and every job's records are kept. Only world rank 0's
  *     wisdom is written then, and only if it made a plan: to keep decisions of plans without world rank 0,
  *     export collectively before MPI_Finalize.
+ * PLANCOLL_PROGRESS_THREAD=0|1       1: plans created while it is set are advanced, once started, by a progress
+ *     thread of the library while the caller computes (no plancoll_test needed for them to move). The thread starts
+ *     at the first such plan's creation and stops at the last one's destruction, or at MPI_Finalize (before MPI is
+ *     gone); between started plans it sleeps (100 us naps), while one is active it polls and yields. The caller's
+ *     own calls still advance every active plan; a mutex keeps the thread and the caller from advancing one plan at
+ *     once (a test finds the mutex taken and returns: the thread is advancing). Needs MPI_THREAD_MULTIPLE
+ *     (MPI_Init_thread): below it plan creation fails with PLANCOLL_ERR_THREAD_LEVEL on every rank. Another value
+ *     than 0 or 1 is PLANCOLL_ERR_ENV. The trade-off: the thread spends a core polling while a plan is active, and
+ *     MPI_THREAD_MULTIPLE makes every MPI call take MPICH's lock; with as many ranks as cores (or more: the test
+ *     machine has 2 cores) the thread competes with the ranks for the cores it is meant to spare.
  */
 
 #ifdef __cplusplus
