@@ -567,7 +567,12 @@ static void test_allreduce_hierarchical_two_nodes(void **state)
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 29.976);
     /* pipelined, k = 8: T_comm = 8 (net_concurrent(2, 512) + 0.256) = 8 * 5.28 = 42.24;
      * 4.596 + 4.596 + 0.4 + 6.144/8 + max(5.376, 42.24) */
+    p.shape.oversubscribed = false;
     EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 52.6);
+    /* oversubscribed (ar_nodes' P = 8 > 2): no core to overlap with, the reduction and the exchanges add up:
+     * 4.596 + 4.596 + 0.4 + 6.144 + 42.24 */
+    p.shape.oversubscribed = true;
+    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 57.976);
     p = ar_nodes(2, 4, 512, 8); /* n = 4096 */
     /* one leader: 2.298 + 2.298 + 0.4 + 6.144 + net(4096) 6.096 + 2.048 */
     EXPECT_P("allreduce.leader", &p, ((struct pc_params){0}), 19.284);

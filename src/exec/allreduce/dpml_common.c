@@ -43,7 +43,9 @@
  *   k = 1: T = T_copy + T_bcast + T_sync + T_comp + T_comm        (eq. 7)
  *   k > 1: T = T_copy + T_bcast + T_sync + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's
  *                                                                  reduction cannot overlap; the rest overlaps the
- *                                                                  exchanges) */
+ *                                                                  exchanges)
+ *          on an oversubscribed host the sum of k = 1 (with T_comm of the k sub-partitions): no free core to
+ *          progress the exchanges during the reductions, as for alltoall.onmpml (node_aware.c) */
 #include "exec/allreduce/dpml_common.h"
 #include "exec/cost.h"
 
@@ -192,7 +194,10 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
     double t_copy = handed * part, t_bcast = l * part, t_sync = 2 * m->sync_us + pc_cost_turns(p, m, 2);
     double t_comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
     double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), leaders, m) : 0;
-    if (k == 1) return t_copy + t_bcast + t_sync + t_comp + t_comm;
+    /* Overlap needs a free core to progress the exchanges while the leader reduces (over TCP the kernel's copies
+     * are CPU work too); with more ranks than cores there is none and the phases add up, as alltoall.onmpml's
+     * (node_aware.c). The pipeline then keeps only its k smaller exchanges. */
+    if (k == 1 || p->shape.oversubscribed) return t_copy + t_bcast + t_sync + t_comp + t_comm;
     double rest = t_comp * (k - 1) / k;
     return t_copy + t_bcast + t_sync + t_comp / k + (rest > t_comm ? rest : t_comm);
 }
