@@ -10,7 +10,8 @@
 
 const double pc_model_sizes[PC_MODEL_NSIZES] = {8, 64, 512, 4096, 32768, 262144, 2097152};
 const char *const pc_model_figure_names[PC_FIG_COUNT] = {"net",  "o",      "g",         "shm_alpha", "shm_beta", "sync",
-                                                         "taulop", "transpose", "reduce", "reduce_default"};
+                                                         "taulop", "transpose", "reduce", "reduce_default",
+                                                         "turn"};
 
 void pc_model_default(struct pc_machine_model *m)
 {
@@ -234,7 +235,8 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
     pc_model_shape_key(shape, key, sizeof key);
     const struct pc_machine_model *m = pc_model_lookup(key);
     if (!m || !m->calibrated) return;
-    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us", m->calibration_seconds, m->sync_us);
+    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us", m->calibration_seconds, m->sync_us,
+            m->turn_us);
     const char *word[2] = {"unstable", "clamped"};
     unsigned bits[2] = {m->unstable, m->clamped};
     for (int w = 0; w < 2; w++) {
@@ -285,6 +287,8 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
         append(buf, len, cap, "shm_p2p %.17g %.17g\nsync %.17g\ntranspose %.17g\nreduce_default %.17g\n", m->shm_alpha_us,
                m->shm_beta_us_per_b, m->sync_us, m->transpose_us_per_b, m->reduce_default_us_per_b))
         return -1;
+    /* only when measured: a model without it reads back as 0, which is what it means */
+    if (m->turn_us > 0 && append(buf, len, cap, "turn %.17g\n", m->turn_us)) return -1;
     for (int k = 0; k < m->net_ports && k < PC_MODEL_MAX_PORTS; k++) {
         snprintf(head, sizeof head, "net %d", k + 1);
         if (append_row(buf, len, cap, head, m->net_time[k])) return -1;
@@ -454,6 +458,8 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
         ok = !read_number(&p, &m->shm_alpha_us) && !read_number(&p, &m->shm_beta_us_per_b);
     } else if (strcmp(key, "sync") == 0) {
         ok = !read_number(&p, &m->sync_us);
+    } else if (strcmp(key, "turn") == 0) {
+        ok = !read_number(&p, &m->turn_us);
     } else if (strcmp(key, "transpose") == 0) {
         ok = !read_number(&p, &m->transpose_us_per_b);
     } else if (strcmp(key, "reduce_default") == 0) {

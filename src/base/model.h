@@ -35,6 +35,7 @@ enum pc_model_figure {
     PC_FIG_TRANSPOSE,      /* transpose_us_per_b */
     PC_FIG_REDUCE,         /* reduce_us_per_b (the worst spread over the table) */
     PC_FIG_REDUCE_DEFAULT, /* reduce_default_us_per_b */
+    PC_FIG_TURN,           /* turn_us */
     PC_FIG_COUNT
 };
 extern const char *const pc_model_figure_names[PC_FIG_COUNT];
@@ -67,9 +68,15 @@ struct pc_machine_model {
      * run concurrently on the node. Zero: not measured. */
     double shm_time[2][PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
     int shm_taus; /* how many tau levels were measured */
-    /* One signal between ranks of a node (flag post to the waiter's wake-up): includes the scheduler's
-     * slice when the node is oversubscribed. */
+    /* One signal between ranks of a node (flag post to the waiter's wake-up), measured while the node's other
+     * ranks sleep: without the wait for a scheduler turn that oversubscription adds (turn_us). */
     double sync_us;
+    /* The wait for a scheduler turn that each dependency round (a rank waiting for another rank's message or flag)
+     * adds on a host with more ranks than cores: every rank of the host yield-waits, as in a collective, so the
+     * rank that must act next runs only when the others have had their turn. Measured on oversubscribed layouts
+     * as a flag ring through every rank of each node, all nodes at once, less sync_us per hop; 0 when the host
+     * has a core per rank (or the figure was not measured: a default model, or an older model text). */
+    double turn_us;
 
     /* Local transpose of blocks (node-aware packing), per byte. */
     double transpose_us_per_b;

@@ -153,7 +153,7 @@ double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, cons
         int k = 0;
         for (int i = 0; i < P; i++) k += pc_bruck_moves(i, radix, &steps[s]);
         int offnode = pc_cost_offnode_pairs(p, pc_cost_shift_partner, steps[s].digit * steps[s].weight);
-        t += pc_cost_step_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m);
+        t += pc_cost_step_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) + pc_cost_turns(p, mm, 1);
     }
     return t;
 }

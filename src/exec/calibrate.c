@@ -7,6 +7,8 @@
  *   node     an MPI ping-pong inside node 0 (start-up and per byte), a flag ping-pong (sync), and on every
  *            node tau = 1 .. ppn concurrent copies through 1 copy (read the peer's memory) and 2 copies
  *            (write own slot, signal, the peer reads it): tau-Lop
+ *   turn     on an oversubscribed layout only: a flag ring through every rank of each node, every node at once
+ *            and nobody asleep (as in a collective), less sync per hop: the wait for a scheduler turn
  *   local    a blocked transpose, and each predefined (op, type) reduction loop */
 #include "exec/calibrate.h"
 
@@ -393,6 +395,52 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
     return PLANCOLL_SUCCESS;
 }
 
+/* The scheduler turn (model.h: turn_us), on a layout where some host holds more ranks than cores. Every node
+ * passes a token round a flag ring of all its ranks (local rank i waits for rank i - 1's flag, yielding as the
+ * collectives' waits do, then posts its own), all nodes at once and no rank asleep, so the host's run queues are
+ * as full as in a collective; local rank 0 of each node times a round and takes the time per hop. The hop's
+ * median is what one dependency round costs with the turn; calibration keeps the median less sync_us (the same
+ * signal without the turn, measure_node_p2p). Ranks alone on their node time nothing but wait yielding, loading
+ * the host like the others. Sequence numbers continue from c->seq on every rank alike. */
+static int measure_turn(struct cal *c, struct pc_machine_model *m)
+{
+    struct pc_layout *L = c->L;
+    say(c, "scheduler turns");
+    int err = pc_barrier_wait(L);
+    if (err) return err;
+    const int ns = L->node_size, me = L->node_rank;
+    const bool ring = ns >= 2, timer = ring && me == 0;
+    enum { REPS = 15 };
+    struct series x;
+    memset(&x, 0, sizeof x);
+    bool need = true, more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    uint64_t seq = c->seq;
+    _Atomic uint64_t *mine = &c->flags[8 * me], *before = &c->flags[8 * ((me + ns - 1) % ns)];
+    for (int round = 0; more; round++) {
+        for (int r = 1; r <= REPS && ring; r++) {
+            double t0 = MPI_Wtime();
+            if (me == 0) {
+                pc_flag_post(mine, seq + (uint64_t)r);
+                pc_flag_wait(L, before, seq + (uint64_t)r);
+                series_add(&x, (MPI_Wtime() - t0) * 1e6 / ns);
+            } else {
+                pc_flag_wait(L, before, seq + (uint64_t)r);
+                pc_flag_post(mine, seq + (uint64_t)r);
+            }
+        }
+        seq += REPS + 1;
+        spread = timer ? series_spread(&x) : 0;
+        if ((err = another_round(c, false, &spread, 1, round, stage_t0, &first, &need, &more))) return err;
+    }
+    c->seq = seq + 1;
+    if (timer) {
+        m->turn_us = series_median(&x); /* the hop; run() takes sync_us off once both are agreed */
+        m->spread[PC_FIG_TURN] = spread;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 /* Repeats a local timing (no communication: each rank on its own) until its samples are stable, MAX_ROUNDS
  * rounds of `reps` (the ~100 entries of the reduction table: one round each), 10 ms at most. Returns the median; *spread gets the spread. */
 static double local_figure(struct cal *c, void (*once)(struct cal *, int), int arg, int reps, int rounds, double *spread)
@@ -474,7 +522,7 @@ enum {
     V_NET = PC_MODEL_MAX_PORTS * PC_MODEL_NSIZES,
     V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
-    V_SCALARS = 8,
+    V_SCALARS = 9,
     V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
 };
 
@@ -492,6 +540,7 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     s[5] = m->transpose_us_per_b;
     s[6] = m->reduce_default_us_per_b;
     s[7] = m->calibration_seconds;
+    s[8] = m->turn_us;
     double *sp = s + V_SCALARS;
     memcpy(sp, m->net_spread, sizeof m->net_spread);
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
@@ -512,6 +561,7 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     m->transpose_us_per_b = s[5];
     m->reduce_default_us_per_b = s[6];
     m->calibration_seconds = s[7];
+    m->turn_us = s[8];
     const double *sp = s + V_SCALARS;
     memcpy(m->net_spread, sp, sizeof m->net_spread);
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
@@ -595,6 +645,7 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     if (L->nnodes > 1 && (err = measure_network(c, &meas))) return err;
     if ((err = measure_node_p2p(c, &meas))) return err;
     if ((err = measure_taulop(c, &meas, taumax))) return err;
+    if (L->any_oversubscribed && (err = measure_turn(c, &meas))) return err; /* the same branch on every rank */
     measure_local(c, &meas);
     if ((err = agree(c, &meas))) return err;
 
@@ -634,6 +685,12 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
         m->shm_beta_us_per_b = meas.shm_beta_us_per_b;
         m->sync_us = meas.sync_us;
         for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) m->spread[f] = meas.spread[f];
+    }
+    /* the turn is what a hop of the ring costs beyond the signal itself (both agreed maxima; sync possibly
+     * clamped: a smaller signal leaves more of the hop to the turn) */
+    if (L->any_oversubscribed && meas.turn_us > 0) {
+        m->turn_us = meas.turn_us > m->sync_us ? meas.turn_us - m->sync_us : 0.0;
+        m->spread[PC_FIG_TURN] = meas.spread[PC_FIG_TURN];
     }
     memcpy(m->shm_time, meas.shm_time, sizeof m->shm_time);
     memcpy(m->shm_spread, meas.shm_spread, sizeof m->shm_spread);

@@ -81,13 +81,25 @@ static inline double pc_cost_direct_v(const struct pc_problem *p, const struct p
     return t;
 }
 
+/* The scheduler turns of `rounds` dependency rounds (a rank waiting for another rank's message or flag before it
+ * can go on): on a host with more ranks than cores every round waits until the rank that must act next has had the
+ * core, turn_us each (model.h; calibrated on oversubscribed layouts, 0 otherwise). The model's other figures are
+ * measured with the ranks not taking part asleep, so they leave this wait out: an algorithm of many short rounds
+ * (Bruck, recursive doubling, a leader's gather-exchange-scatter) pays it once per round, one that posts everything
+ * at once and waits once (pap, spread-out) about once.
+ *   rounds turn_us when oversubscribed, else 0. */
+static inline double pc_cost_turns(const struct pc_problem *p, const struct pc_machine_model *m, double rounds)
+{
+    return p->shape.oversubscribed ? rounds * m->turn_us : 0.0;
+}
+
 /* MPI's own collectives here progress their schedule only while the rank is inside MPI: with more ranks than
- * cores (measured on this machine: slower than plancoll's yield-waited exchanges) each round of the schedule
- * waits for a scheduler turn, a flag signal's worth (sync_us, which the calibration measures with the slice).
- *   rounds sync_us when oversubscribed, else 0. */
+ * cores each round of the schedule waits for a scheduler turn (measured on this machine: slower than plancoll's
+ * yield-waited exchanges). The rounds of MPI's schedule the estimate does not already charge as steps.
+ *   pc_cost_turns(rounds). */
 static inline double pc_cost_native_rounds(const struct pc_problem *p, const struct pc_machine_model *m, double rounds)
 {
-    return p->shape.oversubscribed ? rounds * m->sync_us : 0.0;
+    return pc_cost_turns(p, m, rounds);
 }
 
 /* The reduction of `bytes` with the problem's (op, type), the generic rate when it carries none. */

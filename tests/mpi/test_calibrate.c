@@ -75,7 +75,8 @@ int main(int argc, char **argv)
     int dummy[1] = {0}, sink[1];
     TL_OK(plancoll_plan_allreduce(dummy, sink, 1, MPI_INT, MPI_SUM, comm, PLANCOLL_ESTIMATE, &probe));
     char shape[64];
-    pc_model_shape_key(&pc_plan_lookup(probe)->prob.shape, shape, sizeof shape);
+    const struct pc_shape probe_shape = pc_plan_lookup(probe)->prob.shape;
+    pc_model_shape_key(&probe_shape, shape, sizeof shape);
     plancoll_destroy_plan(&probe);
     const struct pc_machine_model *m = pc_model_lookup(shape);
     if (tl_size > 1) {
@@ -102,6 +103,12 @@ int main(int argc, char **argv)
             TL_CHECK(m->net_time[0][PC_MODEL_NSIZES - 1] > m->net_time[0][0], "a 2 MiB message no slower than 8 B");
             TL_CHECK(m->L_us > 0 && m->G_us_per_b > 0 && m->o_us > 0, "LogGP L=%g o=%g G=%g", m->L_us, m->o_us, m->G_us_per_b);
         }
+        /* the scheduler turn: measured (a spread) exactly on an oversubscribed layout with a node of two ranks or more
+         * (the flag ring), else none, and never negative */
+        bool ring = probe_shape.oversubscribed && probe_shape.max_ppn >= 2;
+        TL_CHECK(m->turn_us >= 0, "turn %g us", m->turn_us);
+        TL_CHECK(ring ? m->spread[PC_FIG_TURN] >= 1 : m->spread[PC_FIG_TURN] == 0 && m->turn_us == 0,
+                 "turn %g us, spread %g, on %s", m->turn_us, m->spread[PC_FIG_TURN], shape);
         /* a second layout plan reuses the model: no calibration-sized pause */
         double before = m->calibration_seconds;
         t0 = MPI_Wtime();

@@ -5,6 +5,7 @@
  *   shm_msg(b)           = 0.5 + b/4000              (any b)
  *   shm_copy(n, t, s)    = n (0.25 + t s/8000)       (0 for s = 0)
  *   sync_us = 0.2, transpose(b) = b/10000, reduce(b) = b/2000 (op 2 on type 3: b/4000)
+ *   turn_us = hand_turn: 0 unless a test sets it (the scheduler turn per dependency round when oversubscribed)
  * The test sizes are chosen so that every table lookup falls on a sampled size, where no interpolation happens.
  * The expected values below are worked out by hand (the arithmetic is in the comments), not by calling a
  * formula, so a change to either the model's primitives or a cost function shows up here. */
@@ -21,6 +22,10 @@
 #include "exec/registry.h"
 #include "planner/planner.h"
 #include "plancoll.h"
+
+/* The model's turn_us (cost.h: charged per dependency round on an oversubscribed host). 0 by default, so the
+ * tests of the other terms read as before; the native tests and test_oversubscribed_turns set it. */
+static double hand_turn;
 
 static void hand_model(struct pc_machine_model *m)
 {
@@ -44,6 +49,7 @@ static void hand_model(struct pc_machine_model *m)
             for (int s = 0; s < PC_MODEL_NSIZES; s++)
                 m->shm_time[n - 1][t - 1][s] = n * (0.25 + t * pc_model_sizes[s] / 8000.0);
     m->sync_us = 0.2;
+    m->turn_us = hand_turn;
     m->transpose_us_per_b = 1.0 / 10000.0;
     m->reduce_default_us_per_b = 1.0 / 2000.0;
     m->reduce_us_per_b[2][3] = 1.0 / 4000.0;
@@ -203,10 +209,12 @@ static void test_alltoall_pairwise(void **state)
 }
 
 /* alltoall/native.c: MPICH's choice, Bruck below 256 B blocks (as alltoall.bruck), else spread-out (as
- * alltoall.pairwise); + sync_us per round of its schedule on an oversubscribed node (shape(): P > 2). */
+ * alltoall.pairwise); + turn_us per round of its schedule on an oversubscribed node (shape(): P > 2), set to 0.2
+ * here (the Bruck steps charge theirs, the spread-out exchange P - 1). */
 static void test_alltoall_native(void **state)
 {
     (void)state;
+    hand_turn = 0.2;
     struct pc_problem p = a2a(8, 512);
     EXPECT("alltoall.native", &p, 6.11); /* spread-out 4.71 (pairwise above) + 7 rounds * 0.2 */
     p = a2a(8, 64);
@@ -223,6 +231,7 @@ static void test_alltoall_native(void **state)
     /* Bruck over 2 nodes of 4: steps at distance 1, 2, 4 carry 64 B; 1, 2 and 4 ranks of a node cross:
      * net_concurrent(1|2|4, 64) = 2.064 + 4.128 + 8.256; packs 3 * 2 * 0.0064; rotations 2 * 0.0128 */
     EXPECT("alltoall.native", &p, 14.512);
+    hand_turn = 0;
 }
 
 /* Radix-2 Bruck steps: P = 8 has 3 steps of 4 slots each (distances 1, 2, 4); P = 5 has steps of 2 (slots 1, 3),
@@ -325,11 +334,12 @@ static void test_alltoallv_spreadout(void **state)
     EXPECT("alltoallv.spreadout", &p, 10.048); /* one off-node message: net_concurrent(4, 512) = 4 * 2.512 */
 }
 
-/* alltoallv/native.c: spreadout's formula with P - 1 messages (zero-byte blocks too) + (P - 1) sync when
- * oversubscribed */
+/* alltoallv/native.c: spreadout's formula with P - 1 messages (zero-byte blocks too) + (P - 1) turn_us when
+ * oversubscribed (0.2 here) */
 static void test_alltoallv_native(void **state)
 {
     (void)state;
+    hand_turn = 0.2;
     struct pc_problem p = a2av(5, 4, 10000);
     EXPECT("alltoallv.native", &p, 5.3); /* 4.5 + 4 * 0.2 */
     p = a2av(64, 3, 1000000);
@@ -339,6 +349,7 @@ static void test_alltoallv_native(void **state)
     p = a2av_nodes(2, 4, 4, 8, 19384, 19384, 16384);
     p.shape.oversubscribed = false;
     EXPECT("alltoallv.native", &p, 99.786); /* as spreadout with nz = 7 */
+    hand_turn = 0;
 }
 
 /* padded_bruck.c: the steps with M-byte slots + transpose(S + R), 0 when M = 0 */
@@ -500,10 +511,12 @@ static void test_allreduce_rabenseifner_non_pof2(void **state)
 }
 
 /* allreduce/native.c: recursive doubling up to 2 KiB (and for non-commutative ops), reduce-scatter + allgather
- * above, as the two algorithms above, + sync per round (lg + fold, or 2 lg + fold) when oversubscribed (P > 2). */
+ * above, as the two algorithms above, whose steps (lg + fold, or 2 lg + fold) charge turn_us each when
+ * oversubscribed (P > 2): 0.2 here. */
 static void test_allreduce_native(void **state)
 {
     (void)state;
+    hand_turn = 0.2;
     struct pc_problem p = ar(8, 512, 4);
     EXPECT("allreduce.native", &p, 6.708); /* n = 2048: 3 (0.5 + 0.512 + 1.024) + 3 * 0.2 */
     p = ar(8, 513, 4);
@@ -517,6 +530,7 @@ static void test_allreduce_native(void **state)
     EXPECT("allreduce.native", &p, 3.0); /* two ranks, not oversubscribed: Rabenseifner's 3.0 */
     p = ar(1, 1000, 4);
     EXPECT("allreduce.native", &p, 0.0);
+    hand_turn = 0;
 }
 
 /* The hierarchical allreduces (dpml_common.c; [DPML17] eq. 2-7 with eq. 3 as one leader's share):
@@ -553,7 +567,12 @@ static void test_allreduce_hierarchical_two_nodes(void **state)
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 29.976);
     /* pipelined, k = 8: T_comm = 8 (net_concurrent(2, 512) + 0.256) = 8 * 5.28 = 42.24;
      * 4.596 + 4.596 + 0.4 + 6.144/8 + max(5.376, 42.24) */
+    p.shape.oversubscribed = false;
     EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 52.6);
+    /* oversubscribed (ar_nodes' P = 8 > 2): no core to overlap with, the reduction and the exchanges add up:
+     * 4.596 + 4.596 + 0.4 + 6.144 + 42.24 */
+    p.shape.oversubscribed = true;
+    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 57.976);
     p = ar_nodes(2, 4, 512, 8); /* n = 4096 */
     /* one leader: 2.298 + 2.298 + 0.4 + 6.144 + net(4096) 6.096 + 2.048 */
     EXPECT_P("allreduce.leader", &p, ((struct pc_params){0}), 19.284);
@@ -563,8 +582,9 @@ static void test_allreduce_hierarchical_two_nodes(void **state)
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 1}), 9.455);
     /* rd: 4.016 + 0.002 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 5.44);
-    /* MPI's (recursive doubling below 2 KiB) + one round's wait on this oversubscribed host: 4.018 + 0.2 */
-    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 2}), 5.64);
+    /* MPI's (recursive doubling below 2 KiB): its one round is the step, whose scheduler turn is 0 here
+     * (test_oversubscribed_turns charges it) */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 2}), 5.44);
 }
 
 static void test_allreduce_hierarchical_three_nodes(void **state)
@@ -575,6 +595,73 @@ static void test_allreduce_hierarchical_three_nodes(void **state)
      * comp 2 * (8/3)/2000; rd over 3 leaders: fold 2 * net_concurrent(3, .) = 12.048 + (8/3)/2000, mask 1 6.024 +
      * (8/3)/2000: 0.506 + 0.759 + 0.4 + 0.00266667 + 18.07466667 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 3}), 19.7423333333333);
+}
+
+/* The scheduler turns (cost.h: turn_us per dependency round, only on an oversubscribed host), at turn_us = 0.3 on
+ * problems whose other terms the tests above work out: expected = that value + rounds * 0.3, the rounds counted by
+ * hand from each algorithm's schedule. */
+static void test_oversubscribed_turns(void **state)
+{
+    (void)state;
+    hand_turn = 0.3;
+    /* pairwise: P - 1 exchanges one after the other */
+    struct pc_problem p = a2a(8, 512);
+    EXPECT("alltoall.pairwise", &p, 6.81); /* 4.71 + 7 * 0.3 */
+    p = a2a_nodes(2, 4, 4, 8, 4096, true, false);
+    EXPECT("alltoall.pairwise", &p, 102.87); /* ranks have cores: no turn */
+    p.shape.oversubscribed = true;
+    EXPECT("alltoall.pairwise", &p, 104.97); /* 102.87 + 7 * 0.3 */
+    /* Bruck: one turn per step (3 steps at P = 8 and P = 5 radix 2, 4 at P = 8 radix 4) */
+    p = a2a(8, 16);
+    EXPECT("alltoall.bruck", &p, 2.512);            /* 1.612 + 3 * 0.3 */
+    EXPECT_RADIX("alltoall.bruck", &p, 4, 3.2976);  /* 2.0976 + 4 * 0.3 */
+    p = a2a(5, 10);
+    EXPECT("alltoall.bruck", &p, 2.4325); /* 1.5325 + 3 * 0.3 */
+    /* native: its Bruck's 3 steps (the 2.548 above less its 3 * 0.2), its spread-out's 7 rounds */
+    p = a2a(8, 64);
+    EXPECT("alltoall.native", &p, 2.848); /* 1.948 + 3 * 0.3 */
+    p = a2a(8, 512);
+    EXPECT("alltoall.native", &p, 6.81); /* 4.71 + 7 * 0.3 */
+    /* pap: everything posted at once, one wait */
+    p = a2a(4, 512);
+    EXPECT_WITH("alltoall.pap", &p, 0, 0, 3.85); /* 3.55 + 0.3 */
+    p = a2a(1, 512);
+    EXPECT_WITH("alltoall.pap", &p, 0, 0, 0.314); /* alone: nothing to wait for */
+    /* node-aware: the two flags, and with several nodes the one wait for the posted node-pair messages */
+    p = a2a(4, 16);
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 1.564); /* one node: 0.964 + 2 * 0.3 */
+    p = a2a_nodes(3, 8, 8, 24, 8, true, true);
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 8.3104);                          /* 7.4104 + 3 * 0.3 */
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 8.6592); /* 7.7592 + 3 * 0.3 */
+    /* alltoallv: spread-out posts everything and waits once; native's P - 1 rounds; aggregated's two flags and
+     * the one wait for its messages; twophase Bruck's steps */
+    p = a2av(5, 4, 10000);
+    EXPECT("alltoallv.spreadout", &p, 4.8); /* 4.5 + 0.3 */
+    EXPECT("alltoallv.native", &p, 5.7);    /* 4.5 + 4 * 0.3 */
+    p = a2av(8, 7, 512);
+    EXPECT("alltoallv.twophase_bruck", &p, 3.0036); /* 2.1036 + 3 * 0.3 */
+    p = a2av_nodes(1, 8, 8, 8, 4096, 4096, 0);
+    EXPECT("alltoallv.aggregated", &p, 9.692); /* one node: 9.092 + 2 * 0.3 */
+    p = a2av_nodes(2, 4, 4, 8, 4096, 4096, 1024);
+    EXPECT("alltoallv.aggregated", &p, 11.992); /* 11.092 + 3 * 0.3 */
+    /* allreduce: a turn per step; the fold is two steps (in and out) */
+    p = ar(8, 1000, 4);
+    EXPECT("allreduce.recursive_doubling", &p, 11.4); /* 10.5 + 3 * 0.3 */
+    EXPECT("allreduce.rabenseifner", &p, 8.3);        /* 6.5 + 6 * 0.3 (halving and allgather steps) */
+    p = ar(6, 1000, 4);
+    EXPECT("allreduce.recursive_doubling", &p, 13.2); /* 12.0 + (2 + 2) * 0.3 */
+    p = ar(8, 512, 4);
+    EXPECT("allreduce.native", &p, 7.008); /* 6.108 + 3 * 0.3 */
+    /* hierarchical: the hand-over and result flags, and the leaders' steps */
+    p = ar_nodes(2, 4, 512, 8);
+    EXPECT_P("allreduce.leader", &p, ((struct pc_params){0}), 20.184); /* 19.284 + 2 * 0.3 + 1 step * 0.3 */
+    p.shape.oversubscribed = false;
+    EXPECT_P("allreduce.leader", &p, ((struct pc_params){0}), 19.284); /* ranks have cores: no turn */
+    p = ar_nodes(2, 4, 1, 8);
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 6.34);   /* 5.44 + 3 * 0.3 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 1}), 10.655); /* 9.455 + 4 * 0.3 */
+    EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 2}), 6.34);   /* 5.44 + 3 * 0.3 */
+    hand_turn = 0;
 }
 
 /* Estimates are finite and non-negative across a sweep, and grow with the message size. */
@@ -632,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_hierarchical_one_node),
         cmocka_unit_test(test_allreduce_hierarchical_two_nodes),
         cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
+        cmocka_unit_test(test_oversubscribed_turns),
         cmocka_unit_test(test_sweep_sane),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

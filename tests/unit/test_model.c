@@ -92,6 +92,36 @@ static void test_round_trip(void **state)
     NEAR(b.L_us, a.L_us);
     NEAR(b.G_us_per_b, a.G_us_per_b);
     NEAR(b.shm_time[1][1][6], a.shm_time[1][1][6]);
+    assert_true(b.turn_us == 0); /* the default has no scheduler turn, and its text no turn line */
+}
+
+/* The scheduler turn (turn_us) travels in the text with its spread and marks; a text without it (a model of a host
+ * with a core per rank, or an older one) reads as 0: no turn is charged. */
+static void test_turn_round_trip(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    pc_model_default(&a);
+    snprintf(a.shape, sizeof a.shape, "P=6:N=3:ppn=2-2:oversub=1");
+    a.turn_us = 4.25;
+    a.spread[PC_FIG_TURN] = 1.5;
+    a.unstable = PC_FIG_BIT(PC_FIG_TURN);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\nturn 4.25\n"));
+    assert_non_null(strstr(buf, "\nspread turn 1.5\n"));
+    assert_non_null(strstr(buf, "\nunstable turn\n"));
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
+    free(buf);
+    assert_true(b.turn_us == 4.25);
+    assert_true(b.spread[PC_FIG_TURN] == 1.5);
+    assert_int_equal(b.unstable, PC_FIG_BIT(PC_FIG_TURN));
+    assert_int_equal(pc_model_parse_line(&b, "turn -1", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "turn", err, sizeof err), -1);
 }
 
 static void test_malformed(void **state)
@@ -255,6 +285,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_turn_round_trip),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
     };

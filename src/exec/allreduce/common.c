@@ -64,12 +64,13 @@ static int fold_partner(int r, int P, int rem)
     return r < 2 * rem ? (r ^ 1) : -1;
 }
 
-/* One message of a step: between leaders of different nodes, or between the problem's ranks paired by partner. */
+/* One message of a step: between leaders of different nodes, or between the problem's ranks paired by partner;
+ * plus the step's scheduler turn when oversubscribed (the step waits for its partner's message, cost.h). */
 static double step(const struct pc_problem *p, int leaders, int (*partner)(int, int, int), int arg, double bytes,
                    const struct pc_machine_model *m)
 {
-    if (leaders > 0) return pc_cost_net_concurrent(m, leaders, bytes);
-    return pc_cost_step_msg(m, pc_cost_offnode_pairs(p, partner, arg), bytes);
+    if (leaders > 0) return pc_cost_net_concurrent(m, leaders, bytes) + pc_cost_turns(p, m, 1);
+    return pc_cost_step_msg(m, pc_cost_offnode_pairs(p, partner, arg), bytes) + pc_cost_turns(p, m, 1);
 }
 
 /* The fold in (a message and a reduction) and out (a message) when P is not a power of two. */
@@ -115,15 +116,13 @@ double pc_allreduce_rsag_cost(const struct pc_problem *p, int P, double n, int l
 }
 
 /* MPICH's choice: recursive doubling up to 2 KiB or for a non-commutative op, else reduce-scatter + allgather;
- * plus native_rounds(its rounds) (cost.h) */
+ * each of their rounds is a step that charges its scheduler turn (step above), as MPI's rounds wait for one too */
 double pc_allreduce_native_cost(const struct pc_problem *p, int P, double n, int leaders,
                                 const struct pc_machine_model *m)
 {
     if (P <= 1) return 0;
-    int pof2 = pof2_below(P), lg = 0, fold = pof2 == P ? 0 : 2;
-    while ((1 << lg) < pof2) lg++;
-    if (n <= 2048 || !p->commutative) return pc_allreduce_rd_cost(p, P, n, leaders, m) + pc_cost_native_rounds(p, m, lg + fold);
-    return pc_allreduce_rsag_cost(p, P, n, leaders, m) + pc_cost_native_rounds(p, m, 2 * lg + fold);
+    if (n <= 2048 || !p->commutative) return pc_allreduce_rd_cost(p, P, n, leaders, m);
+    return pc_allreduce_rsag_cost(p, P, n, leaders, m);
 }
 
 int pc_allreduce_scratch_setup(struct plancoll_plan_s *plan)

@@ -7,7 +7,8 @@
  * no pipeline; cost ([DPML17] eq. 7, eq. 3 corrected to one leader's share, see dpml_common.c):
  *   (l, or l-1 when l = ppn) shm_copy(1, ppn, n/l)   the hand-over of the partitions
  *   + l shm_copy(1, ppn, n/l)                        the copy back
- *   + 2 sync_us + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j: net_concurrent(l, .) steps) */
+ *   + 2 sync_us + turns(2) + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j:
+ *                                  net_concurrent(l, .) steps, each with its scheduler turn when oversubscribed) */
 #include "exec/allreduce/dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

@@ -33,7 +33,9 @@
  *   T_bcast = l shm_copy(1, ppn, n/l)                             (eq. 6)
  *   T_copy  = l shm_copy(1, ppn, n/l), or (l-1) shm_copy(1, ppn, n/l) when every rank leads (l = ppn: a leader
  *             keeps its own partition, which eq. 2 charges anyway)
- *   T_sync  = 2 sync_us                                           (the hand-over flag and the result flag)
+ *   T_sync  = 2 sync_us + turns(2)                                (the hand-over flag and the result flag, with
+ *                                                                  their scheduler turns when oversubscribed;
+ *                                                                  T_inter's steps charge theirs, common.c)
  *   T_comp = (ppn - 1) reduce(n/l)                                (eq. 3 as printed, (p/(h l) - 1) n c, charges a
  *                                                                  leader the whole vector; it reduces only n/l)
  *   T_comm = k T_inter(h, n/(l k))   (rd, rsag or mpi of common.c over the h leaders j, every step between nodes
@@ -41,8 +43,11 @@
  *   k = 1: T = T_copy + T_bcast + T_sync + T_comp + T_comm        (eq. 7)
  *   k > 1: T = T_copy + T_bcast + T_sync + T_comp/k + max(T_comp (k-1)/k, T_comm)  (the first sub-partition's
  *                                                                  reduction cannot overlap; the rest overlaps the
- *                                                                  exchanges) */
+ *                                                                  exchanges)
+ *          on an oversubscribed host the sum of k = 1 (with T_comm of the k sub-partitions): no free core to
+ *          progress the exchanges during the reductions, as for alltoall.onmpml (node_aware.c) */
 #include "exec/allreduce/dpml_common.h"
+#include "exec/cost.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,10 +191,13 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
     /* a non-leader hands over all l partitions; when every rank leads, each keeps its own */
     double handed = l < ppn ? l : l - 1;
     double part = pc_cost_shm_copy(m, 1, p->shape.max_ppn, n / l);
-    double t_copy = handed * part, t_bcast = l * part, t_sync = 2 * m->sync_us;
+    double t_copy = handed * part, t_bcast = l * part, t_sync = 2 * m->sync_us + pc_cost_turns(p, m, 2);
     double t_comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
     double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), leaders, m) : 0;
-    if (k == 1) return t_copy + t_bcast + t_sync + t_comp + t_comm;
+    /* Overlap needs a free core to progress the exchanges while the leader reduces (over TCP the kernel's copies
+     * are CPU work too); with more ranks than cores there is none and the phases add up, as alltoall.onmpml's
+     * (node_aware.c). The pipeline then keeps only its k smaller exchanges. */
+    if (k == 1 || p->shape.oversubscribed) return t_copy + t_bcast + t_sync + t_comp + t_comm;
     double rest = t_comp * (k - 1) / k;
     return t_copy + t_bcast + t_sync + t_comp / k + (rest > t_comm ? rest : t_comm);
 }

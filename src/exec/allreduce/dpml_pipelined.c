@@ -4,7 +4,8 @@
  * back as soon as its exchange is done. Parameters: those of allreduce.dpml and segments = k. Engine
  * dpml_common.c; cost ([DPML17] eq. 5 and 7, eq. 3 corrected, with the overlap):
  *   T_copy + T_bcast + T_sync + T_comp / k + max(T_comp (k-1)/k, k T_inter(h, n/(l k))),
- *   T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model primitives). */
+ *   T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model primitives);
+ *   with more ranks than cores nothing overlaps (no core is free to progress the exchanges): the max is a sum. */
 #include "exec/allreduce/dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

@@ -6,7 +6,8 @@
  * in the model's primitives, see dpml_common.c):
  *   (1, or 0 when ppn = 1) shm_copy(1, ppn, n)   the hand-over
  *   + shm_copy(1, ppn, n)                        the copy back
- *   + 2 sync_us + (ppn - 1) reduce(n) + T_inter(h, n)   (T_inter over the leaders: net_concurrent(1, .) steps) */
+ *   + 2 sync_us + turns(2) + (ppn - 1) reduce(n) + T_inter(h, n)   (T_inter over the leaders: net_concurrent(1, .)
+ *                                                       steps, each with its scheduler turn when oversubscribed) */
 #include "exec/allreduce/dpml_common.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)

@@ -1,9 +1,9 @@
 /* allreduce.native: MPI's persistent MPI_Allreduce_init, yield-waited; MPI_Iallreduce on other buffers.
  * Cost: modelled as MPICH's choice in the model's primitives (common.c), lg = lg(pof2), f = 2 when P is not a
  * power of two (the fold), else 0:
- *   n <= 2 KiB or a non-commutative op: recursive doubling's cost (recursive_doubling.c) + native_rounds(lg + f)
- *   else: reduce-scatter + allgather's cost (rabenseifner.c) + native_rounds(2 lg + f)
- *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h), else 0.
+ *   n <= 2 KiB or a non-commutative op: recursive doubling's cost (recursive_doubling.c), lg + f rounds
+ *   else: reduce-scatter + allgather's cost (rabenseifner.c), 2 lg + f rounds
+ *   each round with its scheduler turn on an oversubscribed host (turns(1) per step, common.c and cost.h).
  * MPI reduces with its own op, so the candidate is not applicable where that op gives other results than
  * plancoll's definition (reduce.c asks MPI once per (op, datatype)); floating SUM and PROD results get their NaNs
  * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks. */

@@ -7,7 +7,8 @@
  *                                            the halving step and the allgather step replaying it
  *   + [P not a power of two] (2 msg_fold(n) + reduce(n))   the fold in and out
  * msg_x(b): shm_msg(b) when every pair of the step sits on one node, else net_concurrent(k, b), k the most ranks
- * of one node whose partner is off-node; reduce with the problem's (op, type). */
+ * of one node whose partner is off-node, plus the step's scheduler turn on an oversubscribed host (turns(1),
+ * cost.h); reduce with the problem's (op, type). */
 #include <stdlib.h>
 
 #include "exec/schedule.h"

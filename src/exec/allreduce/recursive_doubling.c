@@ -5,7 +5,8 @@
  *   sum over masks 1, 2, .., pof2/2 of (msg_mask(n) + reduce(n))
  *   + [P not a power of two] (2 msg_fold(n) + reduce(n))   the fold in and out
  * msg_x(b): shm_msg(b) when every pair of the step sits on one node, else net_concurrent(k, b), k the most ranks
- * of one node whose partner is off-node; reduce with the problem's (op, type). */
+ * of one node whose partner is off-node, plus the step's scheduler turn on an oversubscribed host (turns(1),
+ * cost.h); reduce with the problem's (op, type). */
 #include <stdlib.h>
 
 #include "exec/schedule.h"

@@ -2,11 +2,11 @@
  * (plancoll_start) or waited in plancoll's yielding loop. On other buffers (plancoll_execute_buffers) it runs MPI_Ialltoall, since a persistent request
  * is bound to its buffers. Cost: modelled as MPICH's choice in the model's primitives:
  *   m < 256 B and P > 2: radix-2 Bruck, as alltoall.bruck (bruck_common.h):
- *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m)) + 2 transpose(P m)   + native_rounds(steps)
+ *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m) + turns(1)) + 2 transpose(P m)
  *   else the spread-out exchange, as alltoall.pairwise (pc_cost_direct):
  *     (ppn - 1) shm_msg(m) + (P - ppn) net_concurrent(ppn, m) + shm_copy(1, 1, m)   + native_rounds(P - 1)
- *   native_rounds(r) = r sync_us on an oversubscribed node (cost.h: each round of MPI's schedule waits for a
- *   scheduler turn there), else 0. */
+ *   native_rounds(r) = turns(r) = r turn_us on an oversubscribed host (cost.h: each round of MPI's schedule waits
+ *   for a scheduler turn there), else 0. */
 #include <limits.h>
 
 #include "exec/plan.h"
@@ -46,10 +46,8 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     double bytes = (double)p->block_bytes;
     if (P <= 1) return pc_cost_shm_copy(m, 1, 1, bytes);
     if (bytes < 256 && P > 2) {
-        struct pc_bruck_step steps[PC_BRUCK_MAX_STEPS];
-        int nsteps = pc_bruck_steps(P, 2, steps, PC_BRUCK_MAX_STEPS);
-        return pc_bruck_steps_cost(p, 2, bytes, m) + 2.0 * pc_cost_transpose(m, P * bytes) +
-               pc_cost_native_rounds(p, m, nsteps);
+        /* the steps charge a scheduler turn each (pc_bruck_steps_cost): MPI's rounds are those steps */
+        return pc_bruck_steps_cost(p, 2, bytes, m) + 2.0 * pc_cost_transpose(m, P * bytes);
     }
     return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_native_rounds(p, m, P - 1);
 }

@@ -36,10 +36,13 @@
  *             by MPI from S with an indexed datatype (the b' sz ppn^2 term)
  *             + ceil((N-1)/l) 2 net(8) with MPI_Put (the credit and the arrival flag of each pair)
  *   T_sync  = 2 sync_us                 the opening node barrier and the gather barrier / arrival flag
+ *             + turns(2 + [N > 1])      their scheduler turns, and the one wait for the posted node-pair messages
+ *                                       (cost.h: on an oversubscribed host only)
  *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync
  *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync, T_start = T_end = piece (the first gather and the
  *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter). */
 #include "exec/alltoall/node_aware.h"
+#include "exec/cost.h"
 
 #include <limits.h>
 #include <math.h>
@@ -581,7 +584,7 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
         inter = rounds * (pc_cost_net_concurrent(mm, senders, pair) + pc_cost_transpose(mm, pair));
         if (cfg->put) inter += rounds * 2 * pc_cost_net(mm, 8);
     }
-    double sync = 2 * mm->sync_us;
+    double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
     if (cfg->overlap) {
         double intra = (2.0 * N - 2) * piece;
         /* Overlap needs a free core to progress the network while the node copies; with more ranks than cores

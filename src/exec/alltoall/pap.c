@@ -61,6 +61,8 @@
  *                 + shm_copy(1, 1, m)           the block to itself
  *                 + I transpose((P - 1) m)      in place: the outgoing blocks packed first
  *   transport 0 T = R net_concurrent(ppn, m) + L          (every rank of the node sends off-node at once)
+ *   either transport, when P > 1: + turns(1)     everything is posted at arrival and waited for once: one
+ *                                               scheduler turn on an oversubscribed host (cost.h)
  *   transport 1 T = 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) + shm_copy(1, 1, m)) + L
  *               (the announce round; per peer the put, the flush round trip and the flag, the copy out of the slot)
  * Under arrival skew the time is max arrival + the last arriver's own exchange (its data is pulled by waiting
@@ -73,6 +75,7 @@
 #include <unistd.h>
 
 #include "exec/plan.h"
+#include "exec/cost.h"
 #include "base/sizes.h"
 #include "shm/layout.h"
 #include "shm/reserve.h"
@@ -139,6 +142,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     double local = (n > 0 ? mm->sync_us + n * pc_cost_shm_copy(mm, 2, ppn, m) : 0.0) + pc_cost_shm_copy(mm, 1, 1, m) +
                    (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
     double block = pc_cost_net_concurrent(mm, ppn, m), flag = pc_cost_net(mm, 8);
+    if (P > 1) local += pc_cost_turns(p, mm, 1);
     if (params->transport == PAP_PUT) return 2.0 * flag + R * (block + 2.0 * flag + pc_cost_shm_copy(mm, 1, 1, m)) + local;
     return R * block + local;
 }

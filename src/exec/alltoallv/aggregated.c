@@ -32,6 +32,8 @@
  * smallest node, ppn the largest node, B = ppn O / (N - 1) one node-pair message, J = ceil(2 (N - 1) / l) the
  * busiest leader's messages, sent or received):
  *   T = 2 sync_us                                  the pack flag and the arrival flag / barrier
+ *     + turns(2 + [N > 1 and O > 0])               their scheduler turns and the one wait for the posted messages
+ *                                                  (cost.h: on an oversubscribed host only)
  *     + shm_copy(1, ppn, S) + shm_copy(1, ppn, R)  the pack into and the unpack from the segment, every rank of the
  *                                                  node copying at once
  *     + [N > 1 and O > 0] J (net_concurrent(min(l, N - 1), B) + put net(8))
@@ -40,6 +42,7 @@
  * The pieces of a message go back to back, their start-ups overlapping: they are not charged apart; nor is a
  * rendezvous round trip (the model has no eager limit). */
 #include "exec/alltoallv/aggregated.h"
+#include "exec/cost.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -593,7 +596,8 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     double S = (double)p->max_send_bytes, R = (double)p->max_recv_bytes, O = (double)p->max_offnode_bytes;
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     if (S == 0 && R == 0) return 0;
-    double t = 2 * m->sync_us + pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R);
+    double t = 2 * m->sync_us + pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R) +
+               pc_cost_turns(p, m, N > 1 && O > 0 ? 3 : 2);
     if (N > 1 && O > 0) {
         int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
         double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);

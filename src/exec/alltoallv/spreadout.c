@@ -120,7 +120,8 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
 {
     (void)params;
     /* the busiest rank's figures (agreed maxima): every rank must predict the same */
-    return pc_cost_direct_v(p, m, p->max_nonzero_sends);
+    /* everything posted at once and waited for once: one scheduler turn when oversubscribed (cost.h) */
+    return pc_cost_direct_v(p, m, p->max_nonzero_sends) + (p->shape.nranks > 1 ? pc_cost_turns(p, m, 1) : 0.0);
 }
 
 const struct pc_algorithm pc_alltoallv_spreadout = {
