@@ -4,6 +4,8 @@
  * - two and three plans active at once on one communicator (two of them the same algorithm, so only the plans'
  *   tag slots keep their messages apart) and on a sub-communicator, completed in reverse order;
  * - a test loop with computation between the tests; start_buffers on new data three rounds in a row;
+ * - node-shared algorithms: two started plans of the same one on a communicator (they share the node's segment),
+ *   completed in reverse order, with a blocking segment user executed in between, and heap send buffers;
  * - every algorithm forced in turn: the steppable ones plan with PLANCOLL_NONBLOCKING and run all of the above,
  *   the others are refused with PLANCOLL_NONBLOCKING and, planned without it, cannot be started;
  * - errors: start, execute or destroy while active (the plan stays intact and completes correctly), waitall with
@@ -20,7 +22,7 @@
 static const char *const steppable[] = {
     "alltoall.native",      "alltoall.pairwise",       "alltoall.bruck",         "alltoallv.native",
     "alltoallv.spreadout",  "alltoallv.padded_bruck",  "allreduce.native",       "allreduce.recursive_doubling",
-    "allreduce.rabenseifner",
+    "allreduce.rabenseifner", "alltoall.leader",       "alltoall.mpml",          "alltoall.onmpml",
 };
 
 static bool is_steppable(const char *name)
@@ -351,6 +353,73 @@ out:
     MPI_Comm_free(&half);
 }
 
+/* Node-shared algorithms: two started plans of the same algorithm on one communicator (both use the node's
+ * segment), completed in reverse order; a blocking execution of a third segment user while one is active; start
+ * on send buffers from plancoll_malloc (peers read them in place: the execution ends with a node barrier). */
+static void node_shared_pairs(void)
+{
+    static const char *const forms[] = {
+        "alltoall.leader",
+        "alltoall.leader:transport=put",
+        "alltoall.mpml:leaders=2",
+        "alltoall.mpml:leaders=2:placement=numa:transport=put",
+        "alltoall.onmpml:leaders=2:segments=1",
+        "alltoall.onmpml:transport=put",
+    };
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        const char *name = forms[f];
+        struct prob a, b, c;
+        tl_force(name);
+        int ra = prob_make(&a, A2A, MPI_COMM_WORLD, 3, PLANCOLL_NONBLOCKING);
+        int rb = prob_make(&b, A2A, MPI_COMM_WORLD, 5, PLANCOLL_NONBLOCKING);
+        tl_force("alltoall.mpml");
+        int rc = prob_make(&c, A2A, MPI_COMM_WORLD, 4, 0);
+        tl_force(NULL);
+        TL_CHECK(ra == PLANCOLL_SUCCESS && rb == PLANCOLL_SUCCESS && rc == PLANCOLL_SUCCESS, "%s: planned %d %d %d (%s)",
+                 name, ra, rb, rc, plancoll_error_detail());
+        if (a.plan && b.plan && c.plan) {
+            for (int round = 0; round < 3; round++) {
+                prob_fill(&a, 0, 50 + round);
+                prob_fill(&b, 0, 60 + round);
+                TL_OK(plancoll_start(a.plan));
+                TL_OK(plancoll_start(b.plan));
+                if (round == 1) { /* a blocking execution of another segment user while both are active */
+                    prob_fill(&c, 0, 70);
+                    TL_OK(plancoll_execute(c.plan));
+                    prob_check(&c, 0, 70, name);
+                }
+                if (round == 2) {
+                    plancoll_plan rev[2] = {b.plan, a.plan};
+                    TL_OK(plancoll_waitall(2, rev));
+                } else {
+                    TL_OK(plancoll_wait(b.plan));
+                    TL_OK(plancoll_wait(a.plan));
+                }
+                prob_check(&b, 0, 60 + round, name);
+                prob_check(&a, 0, 50 + round, name);
+            }
+            /* heap send buffers: node peers read them in place */
+            void *hs = NULL;
+            size_t bytes = sizeof(long) * (size_t)a.n * (size_t)a.P;
+            TL_OK(plancoll_malloc(bytes, MPI_COMM_WORLD, &hs));
+            if (hs) {
+                for (int round = 0; round < 2; round++) {
+                    prob_fill(&a, 0, 80 + round);
+                    memcpy(hs, a.s[0], bytes);
+                    TL_OK(plancoll_start_buffers(a.plan, hs, a.d[0]));
+                    TL_OK(plancoll_wait(a.plan));
+                    memset(hs, 0xab, bytes); /* the owner reuses its buffer at once: every peer has read it */
+                    prob_check(&a, 0, 80 + round, name);
+                }
+            }
+            TL_OK(plancoll_free(hs));
+        }
+        prob_free(&c);
+        prob_free(&b);
+        prob_free(&a);
+    }
+}
+
 /* A hang is a failure, said loudly (the runner's timeout would only say "timeout"). */
 static void on_alarm(int sig)
 {
@@ -378,6 +447,7 @@ int main(int argc, char **argv)
         prob_free(&x);
     }
     several_active();
+    node_shared_pairs();
     every_algorithm();
     alarm(0);
     if (tl_rank == 0)
