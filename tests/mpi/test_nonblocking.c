@@ -23,6 +23,7 @@ static const char *const steppable[] = {
     "alltoall.native",      "alltoall.pairwise",       "alltoall.bruck",         "alltoallv.native",
     "alltoallv.spreadout",  "alltoallv.padded_bruck",  "allreduce.native",       "allreduce.recursive_doubling",
     "allreduce.rabenseifner", "alltoall.leader",       "alltoall.mpml",          "alltoall.onmpml",
+    "allreduce.leader",     "allreduce.dpml",          "allreduce.dpml_pipelined",
 };
 
 static bool is_steppable(const char *name)
@@ -358,22 +359,32 @@ out:
  * on send buffers from plancoll_malloc (peers read them in place: the execution ends with a node barrier). */
 static void node_shared_pairs(void)
 {
-    static const char *const forms[] = {
-        "alltoall.leader",
-        "alltoall.leader:transport=put",
-        "alltoall.mpml:leaders=2",
-        "alltoall.mpml:leaders=2:placement=numa:transport=put",
-        "alltoall.onmpml:leaders=2:segments=1",
-        "alltoall.onmpml:transport=put",
+    static const struct {
+        enum coll coll;
+        const char *name;
+    } forms[] = {
+        {A2A, "alltoall.leader"},
+        {A2A, "alltoall.leader:transport=put"},
+        {A2A, "alltoall.mpml:leaders=2"},
+        {A2A, "alltoall.mpml:leaders=2:placement=numa:transport=put"},
+        {A2A, "alltoall.onmpml:leaders=2:segments=1"},
+        {A2A, "alltoall.onmpml:transport=put"},
+        {AR, "allreduce.leader"},
+        {AR, "allreduce.dpml:leaders=2:inter=rsag"},
+        {AR, "allreduce.dpml:leaders=2:placement=numa:inter=mpi"},
+        {AR, "allreduce.dpml_pipelined:leaders=2:segments=3"},
+        {AR, "allreduce.dpml_pipelined:inter=rd:segments=2"},
     };
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
-        const char *name = forms[f];
+        const char *name = forms[f].name;
+        const enum coll coll = forms[f].coll;
         struct prob a, b, c;
         tl_force(name);
-        int ra = prob_make(&a, A2A, MPI_COMM_WORLD, 3, PLANCOLL_NONBLOCKING);
-        int rb = prob_make(&b, A2A, MPI_COMM_WORLD, 5, PLANCOLL_NONBLOCKING);
-        tl_force("alltoall.mpml");
-        int rc = prob_make(&c, A2A, MPI_COMM_WORLD, 4, 0);
+        int ra = prob_make(&a, coll, MPI_COMM_WORLD, coll == AR ? 29 : 3, PLANCOLL_NONBLOCKING);
+        int rb = prob_make(&b, coll, MPI_COMM_WORLD, coll == AR ? 41 : 5, PLANCOLL_NONBLOCKING);
+        /* the other family as the blocking segment user */
+        tl_force(coll == AR ? "alltoall.mpml" : "allreduce.dpml");
+        int rc = prob_make(&c, coll == AR ? A2A : AR, MPI_COMM_WORLD, 4, 0);
         tl_force(NULL);
         TL_CHECK(ra == PLANCOLL_SUCCESS && rb == PLANCOLL_SUCCESS && rc == PLANCOLL_SUCCESS, "%s: planned %d %d %d (%s)",
                  name, ra, rb, rc, plancoll_error_detail());
@@ -400,7 +411,7 @@ static void node_shared_pairs(void)
             }
             /* heap send buffers: node peers read them in place */
             void *hs = NULL;
-            size_t bytes = sizeof(long) * (size_t)a.n * (size_t)a.P;
+            size_t bytes = sizeof(long) * (size_t)a.n * (size_t)(coll == AR ? 1 : a.P);
             TL_OK(plancoll_malloc(bytes, MPI_COMM_WORLD, &hs));
             if (hs) {
                 for (int round = 0; round < 2; round++) {

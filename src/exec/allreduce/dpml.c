@@ -9,6 +9,7 @@
  *   + l shm_copy(1, ppn, n/l)                        the copy back
  *   + 2 sync_us + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j: net_concurrent(l, .) steps) */
 #include "exec/allreduce/dpml_common.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -33,6 +34,8 @@ const struct pc_algorithm pc_allreduce_dpml = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_dpml_execute,
+    .execute = pc_steps_execute,
+    .start = pc_dpml_start,
+    .advance = pc_dpml_advance,
     .teardown = pc_dpml_teardown,
 };

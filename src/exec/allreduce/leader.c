@@ -8,6 +8,7 @@
  *   + shm_copy(1, ppn, n)                        the copy back
  *   + 2 sync_us + (ppn - 1) reduce(n) + T_inter(h, n)   (T_inter over the leaders: net_concurrent(1, .) steps) */
 #include "exec/allreduce/dpml_common.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -31,6 +32,8 @@ const struct pc_algorithm pc_allreduce_leader = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_dpml_execute,
+    .execute = pc_steps_execute,
+    .start = pc_dpml_start,
+    .advance = pc_dpml_advance,
     .teardown = pc_dpml_teardown,
 };
