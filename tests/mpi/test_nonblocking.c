@@ -23,7 +23,7 @@ static const char *const steppable[] = {
     "alltoall.native",      "alltoall.pairwise",       "alltoall.bruck",         "alltoallv.native",
     "alltoallv.spreadout",  "alltoallv.padded_bruck",  "allreduce.native",       "allreduce.recursive_doubling",
     "allreduce.rabenseifner", "alltoall.leader",       "alltoall.mpml",          "alltoall.onmpml",
-    "allreduce.leader",     "allreduce.dpml",          "allreduce.dpml_pipelined",
+    "allreduce.leader",     "allreduce.dpml",          "allreduce.dpml_pipelined", "alltoallv.aggregated",
 };
 
 static bool is_steppable(const char *name)
@@ -374,6 +374,8 @@ static void node_shared_pairs(void)
         {AR, "allreduce.dpml:leaders=2:placement=numa:inter=mpi"},
         {AR, "allreduce.dpml_pipelined:leaders=2:segments=3"},
         {AR, "allreduce.dpml_pipelined:inter=rd:segments=2"},
+        {A2AV, "alltoallv.aggregated"},
+        {A2AV, "alltoallv.aggregated:leaders=1:segments=2:transport=put"},
     };
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
         const char *name = forms[f].name;
@@ -381,6 +383,7 @@ static void node_shared_pairs(void)
         struct prob a, b, c;
         tl_force(name);
         int ra = prob_make(&a, coll, MPI_COMM_WORLD, coll == AR ? 29 : 3, PLANCOLL_NONBLOCKING);
+        /* (alltoallv plans of other counts than a's: b's areas differ from a's in the segment) */
         int rb = prob_make(&b, coll, MPI_COMM_WORLD, coll == AR ? 41 : 5, PLANCOLL_NONBLOCKING);
         /* the other family as the blocking segment user */
         tl_force(coll == AR ? "alltoall.mpml" : "allreduce.dpml");
@@ -409,10 +412,10 @@ static void node_shared_pairs(void)
                 prob_check(&b, 0, 60 + round, name);
                 prob_check(&a, 0, 50 + round, name);
             }
-            /* heap send buffers: node peers read them in place */
+            /* heap send buffers: node peers read them in place (the alltoall and allreduce forms) */
             void *hs = NULL;
             size_t bytes = sizeof(long) * (size_t)a.n * (size_t)(coll == AR ? 1 : a.P);
-            TL_OK(plancoll_malloc(bytes, MPI_COMM_WORLD, &hs));
+            TL_OK(plancoll_malloc(coll == A2AV ? 0 : bytes, MPI_COMM_WORLD, &hs));
             if (hs) {
                 for (int round = 0; round < 2; round++) {
                     prob_fill(&a, 0, 80 + round);
