@@ -24,6 +24,7 @@ static const char *const steppable[] = {
     "alltoallv.spreadout",  "alltoallv.padded_bruck",  "allreduce.native",       "allreduce.recursive_doubling",
     "allreduce.rabenseifner", "alltoall.leader",       "alltoall.mpml",          "alltoall.onmpml",
     "allreduce.leader",     "allreduce.dpml",          "allreduce.dpml_pipelined", "alltoallv.aggregated",
+    "alltoallv.twophase_bruck", "alltoall.pap",
 };
 
 static bool is_steppable(const char *name)
@@ -376,6 +377,8 @@ static void node_shared_pairs(void)
         {AR, "allreduce.dpml_pipelined:inter=rd:segments=2"},
         {A2AV, "alltoallv.aggregated"},
         {A2AV, "alltoallv.aggregated:leaders=1:segments=2:transport=put"},
+        {A2A, "alltoall.pap"},
+        {A2A, "alltoall.pap:transport=put"},
     };
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
         const char *name = forms[f].name;
