@@ -6,6 +6,8 @@
  * - a test loop with computation between the tests; start_buffers on new data three rounds in a row;
  * - node-shared algorithms: two started plans of the same one on a communicator (they share the node's segment),
  *   completed in reverse order, with a blocking segment user executed in between, and heap send buffers;
+ * - transposes (an inner collective plan): two started at once, one over alltoall.mpml, one in place over an
+ *   alltoallv, completed in reverse order, and start_buffers;
  * - every algorithm forced in turn: the steppable ones plan with PLANCOLL_NONBLOCKING and run all of the above,
  *   the others are refused with PLANCOLL_NONBLOCKING and, planned without it, cannot be started;
  * - errors: start, execute or destroy while active (the plan stays intact and completes correctly), waitall with
@@ -437,6 +439,80 @@ static void node_shared_pairs(void)
     }
 }
 
+/* Transposes (a kind of plan whose exchange is an inner collective plan): two started at once, one over an
+ * alltoall (n0, n1 multiples of P; its exchange forced to the node-aware alltoall.mpml) and one over an alltoallv,
+ * completed in reverse order; the in-place one on new data by start_buffers. */
+struct tp {
+    ptrdiff_t n0, n1, ln0, s0, ln1, s1;
+    long *in, *out;
+    plancoll_plan plan;
+};
+
+static long tp_val(ptrdiff_t i, ptrdiff_t j, int round) { return (long)(i * 1000 + j) + 7919L * round; }
+
+static void tp_fill(struct tp *t, long *in, int round)
+{
+    for (ptrdiff_t i = 0; i < t->ln0; i++)
+        for (ptrdiff_t j = 0; j < t->n1; j++) in[i * t->n1 + j] = tp_val(t->s0 + i, j, round);
+}
+
+static void tp_check(const struct tp *t, const long *out, int round, const char *what)
+{
+    for (ptrdiff_t j = 0; j < t->ln1; j++)
+        for (ptrdiff_t i = 0; i < t->n0; i++) {
+            long want = tp_val(i, t->s1 + j, round), got = out[j * t->n0 + i];
+            if (got != want) {
+                TL_CHECK(0, "%s round %d: out[%td][%td] is %ld, expected %ld", what, round, j, i, got, want);
+                return;
+            }
+        }
+    tl_checks++;
+}
+
+static void tp_make(struct tp *t, ptrdiff_t n0, ptrdiff_t n1, bool in_place)
+{
+    memset(t, 0, sizeof *t);
+    t->n0 = n0;
+    t->n1 = n1;
+    ptrdiff_t n = plancoll_local_size_transposed(n0, n1, MPI_COMM_WORLD, &t->ln0, &t->s0, &t->ln1, &t->s1);
+    t->in = calloc((size_t)n, sizeof(long));
+    t->out = in_place ? t->in : calloc((size_t)n, sizeof(long));
+    TL_OK(plancoll_plan_transpose(n0, n1, MPI_LONG, t->in, t->out, MPI_COMM_WORLD, PLANCOLL_NONBLOCKING, &t->plan));
+}
+
+static void transposes(void)
+{
+    struct tp a, b;
+    tl_force("alltoall.mpml");
+    tp_make(&a, 2 * tl_size, 3 * tl_size, false);
+    tl_force(NULL);
+    tp_make(&b, 2 * tl_size + 1, 5, true);
+    if (a.plan && b.plan) {
+        for (int round = 0; round < 3; round++) {
+            tp_fill(&a, a.in, round);
+            tp_fill(&b, b.in, round + 1);
+            TL_OK(plancoll_start(a.plan));
+            TL_OK(plancoll_start(b.plan));
+            TL_OK(plancoll_wait(b.plan));
+            TL_OK(plancoll_wait(a.plan));
+            tp_check(&a, a.out, round, "transpose over an alltoall");
+            tp_check(&b, b.out, round + 1, "transpose in place over an alltoallv");
+        }
+        ptrdiff_t n = plancoll_local_size_transposed(b.n0, b.n1, MPI_COMM_WORLD, NULL, NULL, NULL, NULL);
+        long *other = calloc((size_t)n, sizeof(long));
+        tp_fill(&b, other, 9);
+        TL_OK(plancoll_start_buffers(b.plan, other, other));
+        TL_OK(plancoll_wait(b.plan));
+        tp_check(&b, other, 9, "transpose started on other buffers");
+        free(other);
+    }
+    if (a.plan) TL_OK(plancoll_destroy_plan(&a.plan));
+    if (b.plan) TL_OK(plancoll_destroy_plan(&b.plan));
+    free(a.in);
+    free(a.out);
+    free(b.in);
+}
+
 /* A hang is a failure, said loudly (the runner's timeout would only say "timeout"). */
 static void on_alarm(int sig)
 {
@@ -465,6 +541,7 @@ int main(int argc, char **argv)
     }
     several_active();
     node_shared_pairs();
+    transposes();
     every_algorithm();
     alarm(0);
     if (tl_rank == 0)
