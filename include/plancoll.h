@@ -172,11 +172,12 @@ PLANCOLL_API int plancoll_execute_buffers(plancoll_plan plan, const void *sendbu
  *   advances while the caller computes.
  * - plancoll_execute is start + wait, at the same cost. Executing, starting or destroying an active plan is
  *   PLANCOLL_ERR_ACTIVE: the plan stays active and intact and can still be waited for.
- * - Only a plan whose algorithm runs as a schedule of nonblocking steps can be started (the native, pairwise, Bruck,
- *   recursive-doubling, Rabenseifner and spread-out algorithms today; the node-aware and leader families wait on
- *   node-shared flags inside their steps). Plan with PLANCOLL_NONBLOCKING and the planner chooses among those only;
- *   starting a plan whose algorithm runs only blocking is PLANCOLL_ERR_NOT_STARTABLE (the detail names the
- *   algorithm), and so is starting a transpose plan, for now.
+ * - Every algorithm runs as a schedule of nonblocking steps, so every plan can be started, transposes included;
+ *   PLANCOLL_NONBLOCKING keeps the planner's candidates to those (all of them today). Plans that share the node's
+ *   memory (the node-aware, leader, DPML and aggregated families) and are active at once on one communicator run
+ *   one after the other on each rank, in the order they were started: a later one begins once the earlier is done.
+ *   Starting a plan whose algorithm could run only blocking is PLANCOLL_ERR_NOT_STARTABLE (the detail names the
+ *   algorithm).
  * The functions are local (no rank waits for another in them) except for what the collective itself needs. */
 
 /* Starts the plan on the buffers it was planned with. PLANCOLL_ERR_ACTIVE when it is active already. */

@@ -93,9 +93,10 @@ struct pc_algorithm {
      * rank (local copies and packing at most; it may post the first step's requests); advance tests the current
      * step's requests and, each time they are complete, finishes the step (unpack, reduce) and posts the next, until
      * a step is still in flight (*done false) or the last one is complete (*done true). Neither ever blocks:
-     * a step waits only on MPI requests it tests. Same rules as execute otherwise (nothing allocated, tags of the
-     * plan, pc_tag). Both NULL: the algorithm cannot run without blocking (it waits on node-shared flags or a
-     * barrier inside a step), and the planner leaves it out of PLANCOLL_NONBLOCKING plans. An algorithm that has
+     * a step waits only on MPI requests and node-shared flags it tests (a node barrier is an arrive step and a test
+     * step, on the plan's own flags; a plan using the node's segment holds its data area from its first step to its
+     * end, pc_segment_try_hold). Same rules as execute otherwise (nothing allocated, tags of the plan, pc_tag). Both
+     * NULL: the algorithm cannot run without blocking, and the planner leaves it out of PLANCOLL_NONBLOCKING plans. An algorithm that has
      * them runs execute as start + a waiting loop over advance (pc_steps_execute), so both are one code path. */
     int (*start)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
     int (*advance)(struct plancoll_plan_s *, bool *done);

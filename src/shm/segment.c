@@ -16,6 +16,7 @@
 #include "shm/requests.h"
 #include "shm/nomem.h"
 #include "shm/reserve.h"
+#include "shm/wait.h"
 
 /* ---- node-shared memory ---- */
 
@@ -174,6 +175,14 @@ uint64_t pc_segment_new_user(void)
 {
     static uint64_t last;
     return ++last;
+}
+
+void pc_segment_wait_unheld(struct pc_segment *seg, uint64_t user)
+{
+    struct pc_waiter w;
+    const struct pc_layout *L = seg->layout;
+    pc_waiter_init(&w, L ? L->wait_mode : PC_WAIT_AUTO, L && L->oversubscribed);
+    while (seg->holder && seg->holder != user) pc_waiter_pause(&w); /* the pause advances the holder (wait.h) */
 }
 
 static void segment_free(struct pc_segment *seg)

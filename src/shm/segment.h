@@ -29,6 +29,7 @@ struct pc_segment {
     int *flag_run;              /* [nflags] 0 free; at a reservation's first flag its length, -1 inside it. Identical
                                    on every rank of the communicator: requests are maxed over it (pc_segment_acquire) */
     uint64_t last_user;         /* the data area's last claimant (pc_segment_claim), 0 for none */
+    uint64_t holder;            /* a started execution that uses the data area (pc_segment_try_hold), 0 for none */
 };
 
 /* Collective over the communicator: a segment of at least min_bytes data and nflags free flags; the largest
@@ -50,11 +51,28 @@ void pc_segment_release(struct pc_segment *seg, int first_flag, int nflags);
 #define PC_SEGMENT_CACHE_BYTES ((size_t)1 << 20)
 /* A fresh id for a user of segments' data areas (one per plan set-up), unique in this process. */
 uint64_t pc_segment_new_user(void);
+/* Started executions (plancoll_start) hold the data area from their first touch to their end, so that executions
+ * in flight at once on one communicator never share it: a later one waits for the earlier to be done on this rank,
+ * then synchronises with its node (its own barrier) before writing. Blocking executions wait in their claim.
+ * pc_segment_try_hold: true when user now holds the area (it was free or already user's), never waits. */
+static inline bool pc_segment_try_hold(struct pc_segment *seg, uint64_t user)
+{
+    if (seg->holder && seg->holder != user) return false;
+    seg->holder = user;
+    return true;
+}
+static inline void pc_segment_unhold(struct pc_segment *seg, uint64_t user)
+{
+    if (seg->holder == user) seg->holder = 0;
+}
+/* Waits (advancing the started plans at each pause) until no started execution other than user's holds the area. */
+void pc_segment_wait_unheld(struct pc_segment *seg, uint64_t user);
 /* Records that user's execution is about to touch seg's data area; true when user was also the last to claim it
  * (nobody else touched it since). The answer is the same on every node rank: a communicator's collectives run
- * in the same order on all its ranks. */
+ * in the same order on all its ranks. A blocking execution first waits for a started one holding the area. */
 static inline bool pc_segment_claim(struct pc_segment *seg, uint64_t user)
 {
+    if (seg->holder && seg->holder != user) pc_segment_wait_unheld(seg, user);
     bool same = seg->last_user == user;
     seg->last_user = user;
     return same;

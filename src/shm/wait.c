@@ -31,10 +31,12 @@ static inline void cpu_relax(void)
 }
 
 void (*pc_progress_hook)(void);
+void (*pc_progress_poke)(void);
 
 void pc_waiter_pause(struct pc_waiter *w)
 {
     if (pc_progress_hook) pc_progress_hook();
+    if (pc_progress_poke) pc_progress_poke();
     if (w->yield_now) {
         sched_yield();
         return;

@@ -29,6 +29,12 @@ void pc_waiter_pause(struct pc_waiter *w);
  * collective must not hold up another one it started before). The hook guards itself against reentry. */
 extern void (*pc_progress_hook)(void);
 
+/* Calls into MPI's progress engine, set while a put window of the node-aware families is open in this process
+ * (exec/seg_window.c): every pause of every wait calls it, so that a peer's MPI_Win_flush of a put into this rank
+ * completes even when this rank has finished the plan that put is for and waits on shared memory for something
+ * else (with UCX over TCP, RMA completes only while the target calls into MPI). */
+extern void (*pc_progress_poke)(void);
+
 /* Spins before yielding in auto mode (iterations of the poll loop). */
 #define PC_WAIT_SPIN_BUDGET 2000
 

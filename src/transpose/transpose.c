@@ -45,6 +45,7 @@ struct pc_transpose {
     bool S_in_heap;                /* S came from the node-shared heap */
     struct plancoll_plan_s *inner; /* the exchange (owned, not live); NULL: one rank, or nothing to move */
     double local_us;               /* model cost of the two local passes */
+    char *run_out;                 /* the started execution's output (start, advance) */
     char name[96];
 };
 
@@ -76,6 +77,42 @@ static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recv
     } else {
         pc_transpose_local(in, (size_t)t->n1, out, (size_t)t->n0, (size_t)t->n0, (size_t)t->n1, es);
     }
+    return PLANCOLL_SUCCESS;
+}
+
+/* plancoll_start: the local pack, then the inner plan started on its planned buffers (S and R); advance moves it
+ * along and, once it is done, unpacks R into the output. One rank or nothing to move: all of it in start. */
+static int start(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
+{
+    struct pc_transpose *t = plan->impl;
+    if (!t->inner) return execute(plan, sendbuf, recvbuf);
+    struct plancoll_plan_s *inner = t->inner;
+    if (!inner->ops->start || !inner->ops->advance)
+        return pc_error(PLANCOLL_ERR_NOT_STARTABLE, "transpose: its exchange %s cannot be started",
+                        inner->ops->name(inner));
+    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    char *out = recvbuf;
+    if (in && t->in_elems) in += t->lb;
+    if (out && t->out_elems) out += t->lb;
+    t->run_out = out;
+    pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, t->es);
+    inner->planned_buffers = true;
+    const void *isend = inner->in_place ? MPI_IN_PLACE : inner->sendbuf;
+    inner->run_sendbuf = isend;
+    inner->run_recvbuf = inner->recvbuf;
+    int err = inner->ops->start(inner, isend, inner->recvbuf);
+    if (!err) inner->executions++;
+    return err;
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pc_transpose *t = plan->impl;
+    *done = true;
+    if (!t->inner) return PLANCOLL_SUCCESS;
+    int err = t->inner->ops->advance(t->inner, done);
+    if (err || !*done) return err;
+    pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, t->run_out, (size_t)t->n0, (size_t)t->ln1, t->es);
     return PLANCOLL_SUCCESS;
 }
 
@@ -334,6 +371,8 @@ static void fprint(const struct plancoll_plan_s *p, FILE *out)
 
 static const struct pc_plan_ops transpose_ops = {
     .execute = execute,
+    .start = start,
+    .advance = advance,
     .check_buffers = check_buffers,
     .name = name,
     .spec = spec,

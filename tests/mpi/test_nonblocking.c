@@ -4,6 +4,10 @@
  * - two and three plans active at once on one communicator (two of them the same algorithm, so only the plans'
  *   tag slots keep their messages apart) and on a sub-communicator, completed in reverse order;
  * - a test loop with computation between the tests; start_buffers on new data three rounds in a row;
+ * - node-shared algorithms: two started plans of the same one on a communicator (they share the node's segment),
+ *   completed in reverse order, with a blocking segment user executed in between, and heap send buffers;
+ * - transposes (an inner collective plan): two started at once, one over alltoall.mpml, one in place over an
+ *   alltoallv, completed in reverse order, and start_buffers;
  * - every algorithm forced in turn: the steppable ones plan with PLANCOLL_NONBLOCKING and run all of the above,
  *   the others are refused with PLANCOLL_NONBLOCKING and, planned without it, cannot be started;
  * - errors: start, execute or destroy while active (the plan stays intact and completes correctly), waitall with
@@ -20,7 +24,9 @@
 static const char *const steppable[] = {
     "alltoall.native",      "alltoall.pairwise",       "alltoall.bruck",         "alltoallv.native",
     "alltoallv.spreadout",  "alltoallv.padded_bruck",  "allreduce.native",       "allreduce.recursive_doubling",
-    "allreduce.rabenseifner",
+    "allreduce.rabenseifner", "alltoall.leader",       "alltoall.mpml",          "alltoall.onmpml",
+    "allreduce.leader",     "allreduce.dpml",          "allreduce.dpml_pipelined", "alltoallv.aggregated",
+    "alltoallv.twophase_bruck", "alltoall.pap",
 };
 
 static bool is_steppable(const char *name)
@@ -351,6 +357,162 @@ out:
     MPI_Comm_free(&half);
 }
 
+/* Node-shared algorithms: two started plans of the same algorithm on one communicator (both use the node's
+ * segment), completed in reverse order; a blocking execution of a third segment user while one is active; start
+ * on send buffers from plancoll_malloc (peers read them in place: the execution ends with a node barrier). */
+static void node_shared_pairs(void)
+{
+    static const struct {
+        enum coll coll;
+        const char *name;
+    } forms[] = {
+        {A2A, "alltoall.leader"},
+        {A2A, "alltoall.leader:transport=put"},
+        {A2A, "alltoall.mpml:leaders=2"},
+        {A2A, "alltoall.mpml:leaders=2:placement=numa:transport=put"},
+        {A2A, "alltoall.onmpml:leaders=2:segments=1"},
+        {A2A, "alltoall.onmpml:transport=put"},
+        {AR, "allreduce.leader"},
+        {AR, "allreduce.dpml:leaders=2:inter=rsag"},
+        {AR, "allreduce.dpml:leaders=2:placement=numa:inter=mpi"},
+        {AR, "allreduce.dpml_pipelined:leaders=2:segments=3"},
+        {AR, "allreduce.dpml_pipelined:inter=rd:segments=2"},
+        {A2AV, "alltoallv.aggregated"},
+        {A2AV, "alltoallv.aggregated:leaders=1:segments=2:transport=put"},
+        {A2A, "alltoall.pap"},
+        {A2A, "alltoall.pap:transport=put"},
+    };
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        const char *name = forms[f].name;
+        const enum coll coll = forms[f].coll;
+        struct prob a, b, c;
+        tl_force(name);
+        int ra = prob_make(&a, coll, MPI_COMM_WORLD, coll == AR ? 29 : 3, PLANCOLL_NONBLOCKING);
+        /* (alltoallv plans of other counts than a's: b's areas differ from a's in the segment) */
+        int rb = prob_make(&b, coll, MPI_COMM_WORLD, coll == AR ? 41 : 5, PLANCOLL_NONBLOCKING);
+        /* the other family as the blocking segment user */
+        tl_force(coll == AR ? "alltoall.mpml" : "allreduce.dpml");
+        int rc = prob_make(&c, coll == AR ? A2A : AR, MPI_COMM_WORLD, 4, 0);
+        tl_force(NULL);
+        TL_CHECK(ra == PLANCOLL_SUCCESS && rb == PLANCOLL_SUCCESS && rc == PLANCOLL_SUCCESS, "%s: planned %d %d %d (%s)",
+                 name, ra, rb, rc, plancoll_error_detail());
+        if (a.plan && b.plan && c.plan) {
+            for (int round = 0; round < 3; round++) {
+                prob_fill(&a, 0, 50 + round);
+                prob_fill(&b, 0, 60 + round);
+                TL_OK(plancoll_start(a.plan));
+                TL_OK(plancoll_start(b.plan));
+                if (round == 1) { /* a blocking execution of another segment user while both are active */
+                    prob_fill(&c, 0, 70);
+                    TL_OK(plancoll_execute(c.plan));
+                    prob_check(&c, 0, 70, name);
+                }
+                if (round == 2) {
+                    plancoll_plan rev[2] = {b.plan, a.plan};
+                    TL_OK(plancoll_waitall(2, rev));
+                } else {
+                    TL_OK(plancoll_wait(b.plan));
+                    TL_OK(plancoll_wait(a.plan));
+                }
+                prob_check(&b, 0, 60 + round, name);
+                prob_check(&a, 0, 50 + round, name);
+            }
+            /* heap send buffers: node peers read them in place (the alltoall and allreduce forms) */
+            void *hs = NULL;
+            size_t bytes = sizeof(long) * (size_t)a.n * (size_t)(coll == AR ? 1 : a.P);
+            TL_OK(plancoll_malloc(coll == A2AV ? 0 : bytes, MPI_COMM_WORLD, &hs));
+            if (hs) {
+                for (int round = 0; round < 2; round++) {
+                    prob_fill(&a, 0, 80 + round);
+                    memcpy(hs, a.s[0], bytes);
+                    TL_OK(plancoll_start_buffers(a.plan, hs, a.d[0]));
+                    TL_OK(plancoll_wait(a.plan));
+                    memset(hs, 0xab, bytes); /* the owner reuses its buffer at once: every peer has read it */
+                    prob_check(&a, 0, 80 + round, name);
+                }
+            }
+            TL_OK(plancoll_free(hs));
+        }
+        prob_free(&c);
+        prob_free(&b);
+        prob_free(&a);
+    }
+}
+
+/* Transposes (a kind of plan whose exchange is an inner collective plan): two started at once, one over an
+ * alltoall (n0, n1 multiples of P; its exchange forced to the node-aware alltoall.mpml) and one over an alltoallv,
+ * completed in reverse order; the in-place one on new data by start_buffers. */
+struct tp {
+    ptrdiff_t n0, n1, ln0, s0, ln1, s1;
+    long *in, *out;
+    plancoll_plan plan;
+};
+
+static long tp_val(ptrdiff_t i, ptrdiff_t j, int round) { return (long)(i * 1000 + j) + 7919L * round; }
+
+static void tp_fill(struct tp *t, long *in, int round)
+{
+    for (ptrdiff_t i = 0; i < t->ln0; i++)
+        for (ptrdiff_t j = 0; j < t->n1; j++) in[i * t->n1 + j] = tp_val(t->s0 + i, j, round);
+}
+
+static void tp_check(const struct tp *t, const long *out, int round, const char *what)
+{
+    for (ptrdiff_t j = 0; j < t->ln1; j++)
+        for (ptrdiff_t i = 0; i < t->n0; i++) {
+            long want = tp_val(i, t->s1 + j, round), got = out[j * t->n0 + i];
+            if (got != want) {
+                TL_CHECK(0, "%s round %d: out[%td][%td] is %ld, expected %ld", what, round, j, i, got, want);
+                return;
+            }
+        }
+    tl_checks++;
+}
+
+static void tp_make(struct tp *t, ptrdiff_t n0, ptrdiff_t n1, bool in_place)
+{
+    memset(t, 0, sizeof *t);
+    t->n0 = n0;
+    t->n1 = n1;
+    ptrdiff_t n = plancoll_local_size_transposed(n0, n1, MPI_COMM_WORLD, &t->ln0, &t->s0, &t->ln1, &t->s1);
+    t->in = calloc((size_t)n, sizeof(long));
+    t->out = in_place ? t->in : calloc((size_t)n, sizeof(long));
+    TL_OK(plancoll_plan_transpose(n0, n1, MPI_LONG, t->in, t->out, MPI_COMM_WORLD, PLANCOLL_NONBLOCKING, &t->plan));
+}
+
+static void transposes(void)
+{
+    struct tp a, b;
+    tl_force("alltoall.mpml");
+    tp_make(&a, 2 * tl_size, 3 * tl_size, false);
+    tl_force(NULL);
+    tp_make(&b, 2 * tl_size + 1, 5, true);
+    if (a.plan && b.plan) {
+        for (int round = 0; round < 3; round++) {
+            tp_fill(&a, a.in, round);
+            tp_fill(&b, b.in, round + 1);
+            TL_OK(plancoll_start(a.plan));
+            TL_OK(plancoll_start(b.plan));
+            TL_OK(plancoll_wait(b.plan));
+            TL_OK(plancoll_wait(a.plan));
+            tp_check(&a, a.out, round, "transpose over an alltoall");
+            tp_check(&b, b.out, round + 1, "transpose in place over an alltoallv");
+        }
+        ptrdiff_t n = plancoll_local_size_transposed(b.n0, b.n1, MPI_COMM_WORLD, NULL, NULL, NULL, NULL);
+        long *other = calloc((size_t)n, sizeof(long));
+        tp_fill(&b, other, 9);
+        TL_OK(plancoll_start_buffers(b.plan, other, other));
+        TL_OK(plancoll_wait(b.plan));
+        tp_check(&b, other, 9, "transpose started on other buffers");
+        free(other);
+    }
+    if (a.plan) TL_OK(plancoll_destroy_plan(&a.plan));
+    if (b.plan) TL_OK(plancoll_destroy_plan(&b.plan));
+    free(a.in);
+    free(a.out);
+    free(b.in);
+}
+
 /* A hang is a failure, said loudly (the runner's timeout would only say "timeout"). */
 static void on_alarm(int sig)
 {
@@ -378,6 +540,8 @@ int main(int argc, char **argv)
         prob_free(&x);
     }
     several_active();
+    node_shared_pairs();
+    transposes();
     every_algorithm();
     alarm(0);
     if (tl_rank == 0)

@@ -10,6 +10,7 @@
  *   + 2 sync_us + turns(2) + (ppn - 1) reduce(n/l) + T_inter(h, n/l)   (T_inter over the leaders j:
  *                                  net_concurrent(l, .) steps, each with its scheduler turn when oversubscribed) */
 #include "exec/allreduce/dpml_common.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -34,6 +35,8 @@ const struct pc_algorithm pc_allreduce_dpml = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_dpml_execute,
+    .execute = pc_steps_execute,
+    .start = pc_dpml_start,
+    .advance = pc_dpml_advance,
     .teardown = pc_dpml_teardown,
 };

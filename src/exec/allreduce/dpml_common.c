@@ -26,7 +26,8 @@
  * rank rewrites its IN slots (or, in place, its buffer) only after every leader announced its partition, so no
  * leader still reads them; a rank whose buffer is read in place returns only after the same announcements. The
  * segment is shared by every plan of the communicator: when another plan used it since this plan's last
- * execution, a node barrier comes first (pc_segment_claim).
+ * execution, a node barrier (this plan's own) comes first (pc_segment_claim); a started execution holds the area
+ * until it is done on this rank (pc_segment_try_hold).
  *
  * Cost ([DPML17] eq. 2-7 in the model's primitives; h nodes, ppn the largest node's ranks; a' + b' x of the seed
  * is shm_copy(1, ppn, x): one shared-memory copy while the node's ppn ranks all copy):
@@ -97,6 +98,8 @@ struct dpml {
     struct in_desc *desc;          /* [ppn] */
     const char **src;              /* [ppn] inputs of this leader's partition, this execution */
     uint64_t seq, token;
+    uint64_t barriers;             /* this plan's node barriers so far (its own flags: dpml_step) */
+    int phase, next_input, collected; /* the execution in progress (pc_dpml_start, pc_dpml_advance) */
     uint64_t *copied;              /* [l k]: execution in which this rank copied sub-partition (j, s) back */
     /* this leader's exchanges with the other nodes */
     MPI_Comm comm;                 /* inter = mpi: leader j of every node */
@@ -331,7 +334,7 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     size_t *in_stride = in_off + st->l;
     size_t bytes = pc_dpml_segment_layout(st->count, st->l, st->ppn, (size_t)st->ext, (size_t)st->text, in_off, in_stride,
                                           &res_off, &desc_off);
-    st->nflags = st->ppn + st->l * st->k;
+    st->nflags = 2 * st->ppn + st->l * st->k; /* hand-over per rank, result per sub-partition, barrier per rank */
     err = pc_segment_acquire(L, bytes, st->nflags, &st->seg, &st->first_flag);
     if (err) {
         free(in_off);
@@ -449,9 +452,9 @@ static int post_step(const struct plancoll_plan_s *plan, const struct dpml *st, 
     sm->req[0] = sm->req[1] = MPI_REQUEST_NULL;
     if (x->recv_n > 0)
         PC_MPI_CHECK(MPI_Irecv(at(x->reduce == PC_XS_PLAIN ? sm->cur : sm->oth, st, base + x->recv_lo), x->recv_n,
-                               plan->rtype.type, peer, PC_TAG_DPML + s, plan->comm, &sm->req[0]));
+                               plan->rtype.type, peer, pc_tag(plan, PC_TAG_DPML) + s, plan->comm, &sm->req[0]));
     if (x->send_n > 0)
-        PC_MPI_CHECK(MPI_Isend(at(sm->cur, st, base + x->send_lo), x->send_n, plan->rtype.type, peer, PC_TAG_DPML + s,
+        PC_MPI_CHECK(MPI_Isend(at(sm->cur, st, base + x->send_lo), x->send_n, plan->rtype.type, peer, pc_tag(plan, PC_TAG_DPML) + s,
                                plan->comm, &sm->req[1]));
     sm->posted = true;
     return PLANCOLL_SUCCESS;
@@ -536,22 +539,47 @@ static int progress_exchanges(const struct plancoll_plan_s *plan, struct dpml *s
     return PLANCOLL_SUCCESS;
 }
 
-/* Steps 2-3 for leader j: reduce each sub-partition, then announce it (one node) or start its exchange. */
-static int lead_partition(const struct plancoll_plan_s *plan, struct dpml *st, const char *in, char *rbuf)
+/* ---- one execution as a resumable schedule (start, advance): every wait is a test that returns not-done ----
+ * HOLD takes the segment's data area (another started execution may still use it on this rank) and, when another
+ * plan used it since this plan's last execution, arrives at this plan's own node barrier (its flags, not the
+ * layout's: executions in flight may reach barriers in different orders on different ranks); OPEN tests it;
+ * HAND_OVER is step 1; INPUTS waits for the inputs of this leader's partition, then reduces each sub-partition
+ * and starts its exchange (steps 2-3); COLLECT copies every announced sub-partition back (step 4), a leader
+ * moving its exchanges along. */
+enum dpml_phase { DP_HOLD, DP_OPEN, DP_HAND_OVER, DP_INPUTS, DP_COLLECT, DP_DONE };
+
+static inline _Atomic uint64_t *barrier_flag(const struct dpml *st, int i)
+{
+    return pc_segment_flag(st->seg, st->first_flag + st->ppn + st->l * st->k + i);
+}
+
+static bool barrier_passed(const struct dpml *st)
+{
+    for (int i = 0; i < st->ppn; i++)
+        if (atomic_load_explicit(barrier_flag(st, i), memory_order_acquire) < st->barriers) return false;
+    return true;
+}
+
+/* Steps 2-3 for leader j, once every input of partition j is there: reduce each sub-partition, then announce it
+ * (one node) or start its exchange. *ready false: an input is not handed over yet (tested again later). */
+static int lead_partition(const struct plancoll_plan_s *plan, struct dpml *st, const char *in, char *rbuf, bool *ready)
 {
     const struct pc_layout *L = plan->layout;
     const int j = st->lead;
-    if (pc_dpml_part_count(st->count, st->l, j) == 0) return PLANCOLL_SUCCESS;
-    for (int i = 0; i < st->ppn; i++) {
+    *ready = false;
+    for (; st->next_input < st->ppn; st->next_input++) {
+        int i = st->next_input;
         if (i == st->me) {
             st->src[i] = in;
             continue;
         }
-        pc_flag_wait(L, in_flag(st, i), pc_dpml_in_ready(st->seq, st->l, i, j));
+        if (atomic_load_explicit(in_flag(st, i), memory_order_acquire) < pc_dpml_in_ready(st->seq, st->l, i, j))
+            return PLANCOLL_SUCCESS;
         const struct in_desc *d = &st->desc[i];
         st->src[i] = d->in_heap ? (const char *)pc_heap_peer_address(L, i, d->arena, (size_t)d->offset) - st->tlb
                                 : st->in_slot[j * st->ppn + i];
     }
+    *ready = true;
     char *hot = st->N == 1 && st->contig ? rbuf : NULL;
     for (int s = 0; s < st->k; s++) {
         int lo = pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
@@ -579,47 +607,102 @@ static int copy_back(const struct plancoll_plan_s *plan, const struct dpml *st, 
     return pc_copy_typed(plan, at(st->res, st, lo), n, &plan->rtype, at(rbuf, st, lo), n, &plan->rtype);
 }
 
-/* Step 4: copy every sub-partition back as it is announced (a leader moves its exchanges along meanwhile). */
-static int collect(const struct plancoll_plan_s *plan, struct dpml *st, char *rbuf)
+/* Step 4, one pass: copy back every sub-partition announced since (a leader moves its exchanges along first). */
+static int collect_pass(const struct plancoll_plan_s *plan, struct dpml *st, char *rbuf, bool *moved)
 {
-    const struct pc_layout *L = plan->layout;
-    int done = 0;
-    for (int i = 0; i < st->l * st->k; i++) done += st->copied[i] == st->seq;
-    struct pc_waiter w;
-    pc_waiter_init(&w, L->wait_mode, L->oversubscribed);
+    if (st->inflight > 0) {
+        int err = progress_exchanges(plan, st, moved);
+        if (err) return err;
+    }
     const int first = st->lead >= 0 ? st->lead : st->me % st->l;
-    while (done < st->pieces || st->inflight > 0) {
-        bool moved = false;
-        if (st->inflight > 0) {
-            int err = progress_exchanges(plan, st, &moved);
+    for (int t = 0; t < st->l; t++) {
+        int j = (first + t) % st->l;
+        for (int s = 0; s < st->k; s++) {
+            int n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
+            if (n == 0 || st->copied[j * st->k + s] == st->seq) continue;
+            if (atomic_load_explicit(res_flag(st, j, s), memory_order_acquire) < st->seq) continue;
+            int err = copy_back(plan, st, rbuf, pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n);
             if (err) return err;
+            st->copied[j * st->k + s] = st->seq;
+            st->collected++;
+            *moved = true;
         }
-        for (int t = 0; t < st->l; t++) {
-            int j = (first + t) % st->l;
-            for (int s = 0; s < st->k; s++) {
-                int n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
-                if (n == 0 || st->copied[j * st->k + s] == st->seq) continue;
-                if (atomic_load_explicit(res_flag(st, j, s), memory_order_acquire) < st->seq) continue;
-                int err = copy_back(plan, st, rbuf, pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n);
-                if (err) return err;
-                st->copied[j * st->k + s] = st->seq;
-                done++;
-                moved = true;
-            }
-        }
-        if (!moved) pc_waiter_pause(&w);
     }
     return PLANCOLL_SUCCESS;
 }
 
-int pc_dpml_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+static int dpml_step(struct plancoll_plan_s *plan, struct dpml *st, bool *moved)
+{
+    const char *in = plan->in_place ? plan->run_recvbuf : plan->run_sendbuf;
+    char *rbuf = plan->run_recvbuf;
+    int err;
+    switch (st->phase) {
+    case DP_HOLD:
+        if (!pc_segment_try_hold(st->seg, st->token)) return PLANCOLL_SUCCESS;
+        if (pc_segment_claim(st->seg, st->token)) {
+            st->phase = DP_HAND_OVER;
+        } else {
+            pc_flag_post(barrier_flag(st, st->me), ++st->barriers);
+            st->phase = DP_OPEN;
+        }
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case DP_OPEN:
+        if (!barrier_passed(st)) return PLANCOLL_SUCCESS;
+        st->phase = DP_HAND_OVER;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case DP_HAND_OVER:
+        st->seq++;
+        hand_over(plan, st, in);
+        st->next_input = 0;
+        st->phase = st->lead >= 0 && pc_dpml_part_count(st->count, st->l, st->lead) > 0 ? DP_INPUTS : DP_COLLECT;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case DP_INPUTS: {
+        bool ready;
+        if ((err = lead_partition(plan, st, in, rbuf, &ready))) return err;
+        if (ready) st->phase = DP_COLLECT, *moved = true;
+        return PLANCOLL_SUCCESS;
+    }
+    case DP_COLLECT:
+        if (st->collected < 0) { /* the first pass: count what the leader copied while reducing */
+            st->collected = 0;
+            for (int i = 0; i < st->l * st->k; i++) st->collected += st->copied[i] == st->seq;
+        }
+        if ((err = collect_pass(plan, st, rbuf, moved))) return err;
+        if (st->collected >= st->pieces && st->inflight == 0) st->phase = DP_DONE, *moved = true;
+        return PLANCOLL_SUCCESS;
+    case DP_DONE:
+        return PLANCOLL_SUCCESS;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_dpml_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct dpml *st = plan->impl;
-    if (st->trivial) return pc_allreduce_start(plan, sbuf, rbuf);
-    if (!pc_segment_claim(st->seg, st->token)) pc_node_barrier(plan->layout);
-    st->seq++;
-    const char *in = plan->in_place ? rbuf : sbuf;
-    hand_over(plan, st, in);
-    int err = st->lead >= 0 ? lead_partition(plan, st, in, rbuf) : PLANCOLL_SUCCESS;
-    return err ? err : collect(plan, st, rbuf);
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    if (st->trivial) {
+        st->phase = DP_DONE;
+        return pc_allreduce_start(plan, sbuf, rbuf);
+    }
+    st->phase = DP_HOLD;
+    st->collected = -1;
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_dpml_advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct dpml *st = plan->impl;
+    bool moved = true;
+    int err = PLANCOLL_SUCCESS;
+    while (!err && moved && st->phase != DP_DONE) {
+        moved = false;
+        err = dpml_step(plan, st, &moved);
+    }
+    *done = err || st->phase == DP_DONE;
+    if (*done && st->seg) pc_segment_unhold(st->seg, st->token);
+    return err;
 }

@@ -47,7 +47,9 @@ double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, d
                               const struct pc_machine_model *m);
 
 int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg);
-int pc_dpml_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
+/* One execution as a resumable schedule (struct pc_algorithm's start and advance); execute is pc_steps_execute. */
+int pc_dpml_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
+int pc_dpml_advance(struct plancoll_plan_s *plan, bool *done);
 void pc_dpml_teardown(struct plancoll_plan_s *plan);
 
 /* Set-up of a form from the plan's parameters. */

@@ -7,6 +7,7 @@
  *   T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model primitives);
  *   with more ranks than cores nothing overlaps (no core is free to progress the exchanges): the max is a sum. */
 #include "exec/allreduce/dpml_common.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -34,6 +35,8 @@ const struct pc_algorithm pc_allreduce_dpml_pipelined = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_dpml_execute,
+    .execute = pc_steps_execute,
+    .start = pc_dpml_start,
+    .advance = pc_dpml_advance,
     .teardown = pc_dpml_teardown,
 };

@@ -9,6 +9,7 @@
  *   + 2 sync_us + turns(2) + (ppn - 1) reduce(n) + T_inter(h, n)   (T_inter over the leaders: net_concurrent(1, .)
  *                                                       steps, each with its scheduler turn when oversubscribed) */
 #include "exec/allreduce/dpml_common.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -32,6 +33,8 @@ const struct pc_algorithm pc_allreduce_leader = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_dpml_execute,
+    .execute = pc_steps_execute,
+    .start = pc_dpml_start,
+    .advance = pc_dpml_advance,
     .teardown = pc_dpml_teardown,
 };

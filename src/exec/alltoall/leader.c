@@ -2,6 +2,7 @@
  * shared segment, sends one message per node pair, and the node's ranks scatter what it received. Inter-node
  * messages drop from (N ppn)^2 to N^2. Parameter: transport (Isend/Irecv or MPI_Put). The engine is node_aware.c; cost pc_na_estimate with l = 1. */
 #include "exec/alltoall/node_aware.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -28,6 +29,8 @@ const struct pc_algorithm pc_alltoall_leader = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_na_execute,
+    .execute = pc_steps_execute,
+    .start = pc_na_start,
+    .advance = pc_na_advance,
     .teardown = pc_na_teardown,
 };

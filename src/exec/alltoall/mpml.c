@@ -4,6 +4,7 @@
  * node ranks, or spread over NUMA domains: NMPML) and transport (Isend/Irecv or MPI_Put).
  * Engine node_aware.c (pc_na_config_of maps the parameters); cost pc_na_estimate. */
 #include "exec/alltoall/node_aware.h"
+#include "exec/steps.h"
 
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth)
 {
@@ -44,6 +45,8 @@ const struct pc_algorithm pc_alltoall_mpml = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_na_execute,
+    .execute = pc_steps_execute,
+    .start = pc_na_start,
+    .advance = pc_na_advance,
     .teardown = pc_na_teardown,
 };

@@ -57,6 +57,13 @@
 #include "shm/wait.h"
 #include "exec/seg_window.h"
 
+/* The caller's send side: its buffer, or the receive buffer in place. */
+struct send_side {
+    const void *buf;
+    const struct pc_typeinfo *t;
+    int count;
+};
+
 /* Where a rank's send row is this execution: in S, or in its plancoll_malloc buffer. */
 struct row_desc {
     int32_t in_heap, arena;
@@ -83,6 +90,12 @@ struct na_state {
     uint64_t seq;
     uint64_t user; /* this plan's claim on the segment's data area */
     struct pc_seg_window w; /* Put transport: data_disp points at each rank's R area */
+    /* the execution in progress (pc_na_start, pc_na_advance) */
+    int phase;                  /* enum na_phase */
+    struct send_side ss;
+    int sent, exchanged, recv_done, in_flight_done, scattered, next_node;
+    bool own_done, closing;
+    unsigned char *done;        /* [nrecv + nsend + N]: requests completed, then source nodes scattered */
 };
 
 struct pc_na_config pc_na_config_of(enum pc_na_form form, const struct pc_params *p)
@@ -189,7 +202,8 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     if (!st->r_off) return pc_error(PLANCOLL_ERR_NOMEM, "node-aware offsets");
     for (int s = 0; s < st->N; s++) st->r_off[s] = pc_na_r_offset_blocks(L->node_sizes, st->n, s) * st->m;
     size_t r_bytes = pc_na_r_offset_blocks(L->node_sizes, st->n, st->N) * st->m;
-    st->nflags = 2 * st->N + st->ppn; /* arrival per source node, progress per node rank, credit per peer node */
+    /* arrival per source node, progress per node rank, credit per peer node, the plan's barrier per node rank */
+    st->nflags = 2 * st->N + 2 * st->ppn;
     size_t d_bytes = sizeof(struct row_desc) * (size_t)st->ppn;
     int err = pc_segment_acquire(L, d_bytes + s_bytes + r_bytes, st->nflags, &st->seg, &st->first_flag);
     if (err) return err;
@@ -207,7 +221,8 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->send_offset = malloc(sizeof(int) * (size_t)st->N);
     st->send_type = malloc(sizeof(MPI_Datatype) * (size_t)st->N);
     st->reqs = malloc(sizeof(MPI_Request) * 2 * (size_t)st->N);
-    if (!st->send_node || !st->recv_node || !st->send_offset || !st->send_type || !st->reqs)
+    st->done = malloc(3 * (size_t)st->N);
+    if (!st->send_node || !st->recv_node || !st->send_offset || !st->send_type || !st->reqs || !st->done)
         return pc_error(PLANCOLL_ERR_NOMEM, "node-aware schedule");
     if (st->leader_index >= 0)
         for (int k = 1; k < st->N; k++) {
@@ -241,6 +256,7 @@ void pc_na_teardown(struct plancoll_plan_s *plan)
     free(st->send_offset);
     free(st->send_type);
     free(st->reqs);
+    free(st->done);
     free(st);
     plan->impl = NULL;
 }
@@ -271,13 +287,6 @@ static int store_block(const struct plancoll_plan_s *plan, void *rbuf, int j, co
     PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)m, &pos, dst, plan->recvcount, t->type, plan->comm));
     return PLANCOLL_SUCCESS;
 }
-
-/* The caller's send side: its buffer, or the receive buffer in place. */
-struct send_side {
-    const void *buf;
-    const struct pc_typeinfo *t;
-    int count;
-};
 
 /* Publishes where this rank's send row is; true when peers will read it from the caller's heap buffer. */
 static bool publish_row(const struct plancoll_plan_s *plan, const struct na_state *st, const struct send_side *ss)
@@ -351,7 +360,7 @@ static int post_receives(const struct plancoll_plan_s *plan, struct na_state *st
             int err = pc_segwin_put_flag(&st->w, peer, st->N + L->node_sizes[s] + st->n, st->seq);
             if (err) return err;
         } else {
-            PC_MPI_CHECK(MPI_Irecv(st->R + st->r_off[s], L->node_sizes[s] * st->ppn, st->block, peer, PC_TAG_NODE_AWARE,
+            PC_MPI_CHECK(MPI_Irecv(st->R + st->r_off[s], L->node_sizes[s] * st->ppn, st->block, peer, pc_tag(plan, PC_TAG_NODE_AWARE),
                                    plan->comm, &st->reqs[i]));
         }
     }
@@ -364,7 +373,7 @@ static int try_send(const struct plancoll_plan_s *plan, struct na_state *st, int
     int d = st->send_node[i], peer = st->leader_rank[d * st->l + st->leader_index];
     *started = 0;
     if (!st->cfg.put) {
-        PC_MPI_CHECK(MPI_Isend(st->S, 1, st->send_type[i], peer, PC_TAG_NODE_AWARE, plan->comm, &st->reqs[st->nrecv + i]));
+        PC_MPI_CHECK(MPI_Isend(st->S, 1, st->send_type[i], peer, pc_tag(plan, PC_TAG_NODE_AWARE), plan->comm, &st->reqs[st->nrecv + i]));
         *started = 1;
         return PLANCOLL_SUCCESS;
     }
@@ -393,181 +402,254 @@ static int poll_receive(struct na_state *st, int i, int *landed)
     return PLANCOLL_SUCCESS;
 }
 
-/* Drives every send and receive of this leader to completion (the phased form). */
-static int complete_exchange(struct plancoll_plan_s *plan, struct na_state *st)
+/* ---- one execution as a resumable schedule (start, advance): every wait is a test that returns not-done ----
+ * Phases: HOLD (this plan takes the segment's data area: another started execution may still use it on this
+ * rank), OPEN (this plan's node barrier: every node rank is done with what earlier collectives left in the data
+ * area), then the form's work, then CLOSE (this plan's second barrier, only when peers read rows from heap
+ * buffers). The barriers use the plan's own flags, not the layout's: executions of several plans in flight may
+ * reach their barriers in different orders on different ranks, so the layout's shared sequence could not pair
+ * them. */
+enum na_phase { NA_HOLD, NA_OPEN, NA_GATHERED, NA_EXCHANGE, NA_SCATTER, NA_LOOP, NA_CLOSE, NA_DONE };
+
+static _Atomic uint64_t *barrier_flag(const struct na_state *st, int i)
 {
-    if (!st->cfg.put) {
-        for (int i = 0; i < st->nsend; i++) {
-            int started;
-            int err = try_send(plan, st, i, &started);
-            if (err) return err;
-        }
-        int err = pc_wait_all(plan, st->nrecv + st->nsend, st->reqs);
+    return pc_segment_flag(st->seg, st->first_flag + 2 * st->N + st->ppn + i);
+}
+
+/* Posts this rank's arrival at the plan's barrier `value`. */
+static void barrier_arrive(const struct na_state *st, uint64_t value) { pc_flag_post(barrier_flag(st, st->me), value); }
+
+/* True once every node rank has arrived at barrier `value`. */
+static bool barrier_passed(const struct na_state *st, uint64_t value)
+{
+    for (int i = 0; i < st->ppn; i++)
+        if (atomic_load_explicit(barrier_flag(st, i), memory_order_acquire) < value) return false;
+    return true;
+}
+
+/* True once every node rank's progress flag has reached value (its row written up to that piece). */
+static bool rows_ready(const struct na_state *st, uint64_t value)
+{
+    for (int i = 0; i < st->ppn; i++)
+        if (atomic_load_explicit(progress_flag(st, i), memory_order_acquire) < value) return false;
+    return true;
+}
+
+/* The leader's sends and receives (the phased form), tested: *complete once all are done. Sends start as their
+ * credits come (Put); every landed receive is announced at once. */
+static int exchange_step(struct plancoll_plan_s *plan, struct na_state *st, bool *complete, bool *moved)
+{
+    while (st->sent < st->nsend) {
+        int started;
+        int err = try_send(plan, st, st->sent, &started);
         if (err) return err;
-        for (int i = 0; i < st->nrecv; i++) pc_flag_post(arrival_flag(st, st->recv_node[i]), st->seq);
-        return PLANCOLL_SUCCESS;
+        if (!started) break;
+        st->sent++;
+        *moved = true;
     }
-    int sent = 0, landed_count = 0;
-    unsigned char landed[4096] = {0};
-    struct pc_waiter w;
-    pc_waiter_init(&w, plan->layout->wait_mode, plan->layout->oversubscribed);
-    while (sent < st->nsend || landed_count < st->nrecv) {
-        bool moved = false;
-        while (sent < st->nsend) {
-            int started;
-            int err = try_send(plan, st, sent, &started);
-            if (err) return err;
-            if (!started) break;
-            sent++;
-            moved = true;
-        }
-        for (int i = 0; i < st->nrecv; i++) {
-            if (landed[i]) continue;
-            int ok;
+    for (int i = 0; i < st->nrecv + st->sent; i++) {
+        if (st->done[i]) continue;
+        int ok = 0;
+        if (i < st->nrecv) {
             int err = poll_receive(st, i, &ok);
             if (err) return err;
-            if (ok) {
-                landed[i] = 1;
-                landed_count++;
-                moved = true;
-            }
+        } else {
+            PC_MPI_CHECK(MPI_Test(&st->reqs[i], &ok, MPI_STATUS_IGNORE)); /* a completed Put's slot is NULL */
         }
-        if (!moved) {
-            pc_segwin_progress(&st->w);
-            pc_waiter_pause(&w);
-        }
+        if (!ok) continue;
+        st->done[i] = 1;
+        st->exchanged++;
+        *moved = true;
     }
+    *complete = st->sent == st->nsend && st->exchanged == st->nrecv + st->nsend;
     return PLANCOLL_SUCCESS;
 }
 
-/* MPML: gather, barrier, exchange, scatter. */
-static int execute_phased(struct plancoll_plan_s *plan, struct na_state *st, const struct send_side *ss, void *rbuf)
+/* ONMPML: one pass over every step that can be taken; *complete when none is left. */
+static int overlapped_step(struct plancoll_plan_s *plan, struct na_state *st, void *rbuf, bool *complete, bool *moved)
 {
-    struct pc_layout *L = plan->layout;
-    int err = post_receives(plan, st);
-    if (!err) err = write_row(plan, st, ss);
-    if (err) return err;
-    pc_node_barrier(L);
-    err = scatter_node(plan, st, st->n, rbuf);
-    if (!err && st->leader_index >= 0) err = complete_exchange(plan, st);
-    if (err) return err;
-    for (int s = 0; s < st->N && !err; s++) {
-        if (s == st->n) continue;
-        pc_flag_wait(L, arrival_flag(st, s), st->seq);
-        err = scatter_node(plan, st, s, rbuf);
+    const uint64_t base = (st->seq - 1) * (uint64_t)st->N; /* progress values of earlier executions */
+    int err;
+    /* sends: the next node's blocks once every rank of this node has written them */
+    int depth = st->cfg.depth > 0 ? st->cfg.depth : st->nsend;
+    while (st->sent < st->nsend && st->sent - st->in_flight_done < depth) {
+        if (!rows_ready(st, base + (uint64_t)st->send_offset[st->sent] + 1)) break;
+        int started;
+        if ((err = try_send(plan, st, st->sent, &started))) return err;
+        if (!started) break;
+        st->sent++;
+        if (st->cfg.put) st->in_flight_done++; /* a put is complete once flushed */
+        *moved = true;
     }
-    return err;
+    /* completions: announce landed blocks at once */
+    for (int i = 0; i < st->nrecv + (st->cfg.put ? 0 : st->sent); i++) {
+        bool is_recv = i < st->nrecv;
+        if (st->done[i]) continue;
+        int flag = 0;
+        if (is_recv) {
+            if ((err = poll_receive(st, i, &flag))) return err;
+        } else {
+            PC_MPI_CHECK(MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
+        }
+        if (!flag) continue;
+        st->done[i] = 1;
+        *moved = true;
+        if (is_recv)
+            st->recv_done++;
+        else
+            st->in_flight_done++;
+    }
+    /* scatter whatever has landed */
+    if (!st->own_done && rows_ready(st, base + 1)) {
+        if ((err = scatter_node(plan, st, st->n, rbuf))) return err;
+        st->own_done = true;
+        *moved = true;
+    }
+    for (int k = 1; k < st->N; k++) {
+        int s = (st->n - k + st->N) % st->N;
+        if (st->done[st->nrecv + st->nsend + s]) continue;
+        if (atomic_load_explicit(arrival_flag(st, s), memory_order_acquire) < st->seq) continue;
+        if ((err = scatter_node(plan, st, s, rbuf))) return err;
+        st->done[st->nrecv + st->nsend + s] = 1;
+        st->scattered++;
+        *moved = true;
+    }
+    *complete = st->own_done && st->scattered == st->N - 1 && st->sent == st->nsend && st->recv_done == st->nrecv &&
+                st->in_flight_done == st->nsend;
+    return PLANCOLL_SUCCESS;
 }
 
-/* ONMPML: one event loop; every step is taken as soon as what it needs is there. */
-static int execute_overlapped(struct plancoll_plan_s *plan, struct na_state *st, const struct send_side *ss, void *rbuf)
+/* After the opening barrier: receives posted (or credits granted), this rank's row written. */
+static int begin_work(struct plancoll_plan_s *plan, struct na_state *st)
 {
-    struct pc_layout *L = plan->layout;
+    const struct pc_layout *L = plan->layout;
     const size_t P = (size_t)plan->size;
-    const uint64_t base = (st->seq - 1) * (uint64_t)st->N; /* progress values of earlier executions */
     int err = post_receives(plan, st);
     if (err) return err;
+    if (!st->cfg.overlap) {
+        if ((err = write_row(plan, st, &st->ss))) return err;
+        pc_flag_post(progress_flag(st, st->me), st->seq * (uint64_t)st->N); /* the whole row: every piece */
+        st->phase = NA_GATHERED;
+        return PLANCOLL_SUCCESS;
+    }
     /* gather, destination node by destination node in offset order, so offset k is complete after k+1 pieces */
+    const uint64_t base = (st->seq - 1) * (uint64_t)st->N;
     char *row = st->S + (size_t)st->me * P * st->m;
-    bool in_heap = publish_row(plan, st, ss);
+    bool in_heap = publish_row(plan, st, &st->ss);
     for (int k = 0; k < st->N; k++) {
         int d = (st->n + k) % st->N;
         for (int t = 0; t < L->node_sizes[d] && !in_heap; t++) {
             int j = rank_of(L, d, t);
-            err = load_block(plan, ss->buf, ss->t, ss->count, j, row + (size_t)j * st->m, st->m);
+            err = load_block(plan, st->ss.buf, st->ss.t, st->ss.count, j, row + (size_t)j * st->m, st->m);
             if (err) return err;
         }
         pc_flag_post(progress_flag(st, st->me), base + (uint64_t)k + 1);
     }
-    int sent = 0, recv_done = 0, scattered = 0, in_flight_done = 0;
-    unsigned char done[4096];
-    memset(done, 0, sizeof done);
-    bool own_done = false;
-    struct pc_waiter w;
-    pc_waiter_init(&w, L->wait_mode, L->oversubscribed);
-    while (!own_done || scattered < st->N - 1 || sent < st->nsend || recv_done < st->nrecv ||
-           in_flight_done < st->nsend) {
-        bool moved = false;
-        /* sends: the next node's blocks once every rank of this node has written them */
-        int depth = st->cfg.depth > 0 ? st->cfg.depth : st->nsend;
-        while (sent < st->nsend && sent - in_flight_done < depth) {
-            uint64_t need = base + (uint64_t)st->send_offset[sent] + 1;
-            bool ready = true;
-            for (int i = 0; i < st->ppn && ready; i++) ready = atomic_load_explicit(progress_flag(st, i), memory_order_acquire) >= need;
-            if (!ready) break;
-            int started;
-            if ((err = try_send(plan, st, sent, &started))) return err;
-            if (!started) break;
-            sent++;
-            if (st->cfg.put) in_flight_done++; /* a put is complete once flushed */
-            moved = true;
-        }
-        /* completions: announce landed blocks at once */
-        for (int i = 0; i < st->nrecv + (st->cfg.put ? 0 : sent); i++) {
-            bool is_recv = i < st->nrecv;
-            if (done[i]) continue;
-            int flag = 0;
-            if (is_recv) {
-                if ((err = poll_receive(st, i, &flag))) return err;
-            } else {
-                PC_MPI_CHECK(MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
+    st->phase = NA_LOOP;
+    return PLANCOLL_SUCCESS;
+}
+
+/* The work of the current phase; *moved when something was done (the caller then tries the next phase at once). */
+static int na_step(struct plancoll_plan_s *plan, struct na_state *st, bool *moved)
+{
+    void *rbuf = plan->run_recvbuf;
+    bool complete = false;
+    int err;
+    switch (st->phase) {
+    case NA_HOLD:
+        if (!pc_segment_try_hold(st->seg, st->user)) return PLANCOLL_SUCCESS;
+        pc_segment_claim(st->seg, st->user);
+        barrier_arrive(st, 2 * st->seq - 1);
+        st->phase = NA_OPEN;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case NA_OPEN:
+        if (!barrier_passed(st, 2 * st->seq - 1)) return PLANCOLL_SUCCESS;
+        *moved = true;
+        return begin_work(plan, st);
+    case NA_GATHERED: /* MPML: every row is written (the gather barrier), then the own node and the exchange */
+        if (!rows_ready(st, st->seq * (uint64_t)st->N)) return PLANCOLL_SUCCESS;
+        if ((err = scatter_node(plan, st, st->n, rbuf))) return err;
+        st->phase = st->leader_index >= 0 ? NA_EXCHANGE : NA_SCATTER;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case NA_EXCHANGE:
+        if ((err = exchange_step(plan, st, &complete, moved))) return err;
+        if (complete) st->phase = NA_SCATTER, *moved = true;
+        return PLANCOLL_SUCCESS;
+    case NA_SCATTER: /* the other nodes' blocks in node order, each once its arrival flag is up */
+        while (st->next_node < st->N) {
+            int s = st->next_node;
+            if (s != st->n) {
+                if (atomic_load_explicit(arrival_flag(st, s), memory_order_acquire) < st->seq) return PLANCOLL_SUCCESS;
+                if ((err = scatter_node(plan, st, s, rbuf))) return err;
+                *moved = true;
             }
-            if (!flag) continue;
-            done[i] = 1;
-            moved = true;
-            if (is_recv)
-                recv_done++;
-            else
-                in_flight_done++;
+            st->next_node++;
         }
-        /* scatter whatever has landed */
-        if (!own_done) {
-            bool ready = true;
-            for (int i = 0; i < st->ppn && ready; i++) ready = atomic_load_explicit(progress_flag(st, i), memory_order_acquire) >= base + 1;
-            if (ready) {
-                if ((err = scatter_node(plan, st, st->n, rbuf))) return err;
-                own_done = true;
-                moved = true;
-            }
+        st->phase = NA_CLOSE;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case NA_LOOP:
+        if ((err = overlapped_step(plan, st, rbuf, &complete, moved))) return err;
+        if (complete) st->phase = NA_CLOSE, *moved = true;
+        return PLANCOLL_SUCCESS;
+    case NA_CLOSE: {
+        /* Rows read from heap buffers: their owners may not return (and reuse them) before every reader is done. */
+        bool heap = false;
+        for (int i = 0; i < st->ppn && !heap; i++) heap = st->desc[i].in_heap;
+        if (heap) {
+            if (!st->closing) barrier_arrive(st, 2 * st->seq), st->closing = true;
+            if (!barrier_passed(st, 2 * st->seq)) return PLANCOLL_SUCCESS;
         }
-        for (int k = 1; k < st->N; k++) {
-            int s = (st->n - k + st->N) % st->N;
-            if (done[st->nrecv + st->nsend + s]) continue;
-            if (atomic_load_explicit(arrival_flag(st, s), memory_order_acquire) < st->seq) continue;
-            if ((err = scatter_node(plan, st, s, rbuf))) return err;
-            done[st->nrecv + st->nsend + s] = 1;
-            scattered++;
-            moved = true;
-        }
-        if (!moved) {
-            if (st->cfg.put && st->leader_index >= 0) pc_segwin_progress(&st->w);
-            pc_waiter_pause(&w);
-        }
+        st->phase = NA_DONE;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    }
+    case NA_DONE:
+        return PLANCOLL_SUCCESS;
     }
     return PLANCOLL_SUCCESS;
 }
 
-int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+int pc_na_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct na_state *st = plan->impl;
-    if (st->m == 0) return PLANCOLL_SUCCESS;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    if (st->m == 0) {
+        st->phase = NA_DONE;
+        return PLANCOLL_SUCCESS;
+    }
     st->seq++;
-    struct send_side ss = {plan->in_place ? rbuf : sbuf, plan->in_place ? &plan->rtype : &plan->stype,
-                           plan->in_place ? plan->recvcount : plan->sendcount};
-    /* A Put target must keep MPI progressing even while it waits on shared memory. */
-    pc_segwin_poke_begin(plan->layout, &st->w);
-    /* Nobody may still read the data area: every plan of the communicator shares it. */
-    pc_segment_claim(st->seg, st->user);
-    pc_node_barrier(plan->layout);
-    int err = st->cfg.overlap ? execute_overlapped(plan, st, &ss, rbuf) : execute_phased(plan, st, &ss, rbuf);
-    pc_segwin_poke_end(plan->layout);
-    if (err) return err;
-    /* Rows read from heap buffers: their owners may not return (and reuse them) before every reader is done. */
-    for (int i = 0; i < st->ppn; i++)
-        if (st->desc[i].in_heap) {
-            pc_node_barrier(plan->layout);
-            break;
-        }
+    st->ss = (struct send_side){plan->in_place ? rbuf : sbuf, plan->in_place ? &plan->rtype : &plan->stype,
+                                plan->in_place ? plan->recvcount : plan->sendcount};
+    st->phase = NA_HOLD;
+    st->sent = st->exchanged = st->recv_done = st->in_flight_done = st->scattered = 0;
+    st->next_node = 0;
+    st->own_done = st->closing = false;
+    memset(st->done, 0, (size_t)(st->nrecv + st->nsend + st->N));
+    for (int i = 0; i < st->nrecv + st->nsend; i++) st->reqs[i] = MPI_REQUEST_NULL;
+    return PLANCOLL_SUCCESS;
+}
+
+int pc_na_advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct na_state *st = plan->impl;
+    bool moved = true;
+    int err = PLANCOLL_SUCCESS;
+    while (!err && moved && st->phase != NA_DONE) {
+        moved = false;
+        err = na_step(plan, st, &moved);
+    }
+    *done = err || st->phase == NA_DONE;
+    if (*done) {
+        if (st->seg) pc_segment_unhold(st->seg, st->user);
+        return err;
+    }
+    /* A Put target must keep MPI progressing while it waits on shared memory (some transports apply a put only
+     * while the target calls into MPI). */
+    if (st->cfg.put && st->N > 1) pc_segwin_progress(&st->w);
     return PLANCOLL_SUCCESS;
 }
 

@@ -26,7 +26,9 @@ static inline int pc_na_setup_form(struct plancoll_plan_s *plan, enum pc_na_form
     return pc_na_setup(plan, &c);
 }
 
-int pc_na_execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
+/* One execution as a resumable schedule (struct pc_algorithm's start and advance); execute is pc_steps_execute. */
+int pc_na_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
+int pc_na_advance(struct plancoll_plan_s *plan, bool *done);
 void pc_na_teardown(struct plancoll_plan_s *plan);
 const char *pc_na_inapplicable(const struct pc_problem *p);
 /* Whether the largest node pair's message fits one MPI_Put (seg_window.h, PC_RMA_MAX_BYTES): the put transport

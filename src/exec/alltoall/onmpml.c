@@ -4,6 +4,7 @@
  * whose ranks scatter each source node's blocks as soon as they land. Parameters: leaders, placement, pipeline
  * depth, transport. Engine node_aware.c; cost pc_na_estimate with overlap. */
 #include "exec/alltoall/node_aware.h"
+#include "exec/steps.h"
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
@@ -29,6 +30,8 @@ const struct pc_algorithm pc_alltoall_onmpml = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = pc_na_execute,
+    .execute = pc_steps_execute,
+    .start = pc_na_start,
+    .advance = pc_na_advance,
     .teardown = pc_na_teardown,
 };

@@ -81,6 +81,7 @@
 #include "shm/reserve.h"
 #include "shm/wait.h"
 #include "exec/seg_window.h"
+#include "exec/steps.h"
 #include "shm/nomem.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
@@ -119,6 +120,9 @@ struct pap {
     int nrreqs;
     uint64_t kval;     /* origin word of the flag writes */
     int *batch;        /* [nremote] */
+
+    /* the execution in progress (start, advance) */
+    int phase, remote_got, local_got, active;
 };
 
 /* ---- parameters, applicability, estimate ------------------------------------------------------ */
@@ -456,21 +460,35 @@ static int setup(struct plancoll_plan_s *plan)
 
 /* ---- execute ------------------------------------------------------------------------------------ */
 
+/* ---- one execution as a resumable schedule (start, advance): every wait is a test that returns not-done ----
+ * FLAGS (put transport) tests the previous execution's flag writes (their origin word changes next); BEGIN packs
+ * the outgoing blocks in place, copies the own block, arrives (receives posted, or the announcements written)
+ * and serves the peers, those already arrived first; COPY_OUT is one pass of serving and copying out whatever
+ * has landed. The put transport's MPI_Win_flush targets only peers that announced this execution and still
+ * wait for the block: it waits on their next call into MPI, never on a peer that has not arrived. */
+enum pap_phase { PAP_FLAGS, PAP_BEGIN, PAP_COPY_OUT, PAP_DONE };
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow" /* GCC 12 and MPICH's MPI_STATUSES_IGNORE, see shm/requests.c */
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* Tests the previous execution's flag writes; *complete once all are done. */
+static int put_test_flags(struct pap *st, bool *complete)
 {
-    struct pap *st = plan->impl;
-    if (st->m == 0) return PLANCOLL_SUCCESS;
-    const int P = plan->size, r = plan->rank, nloc = st->nloc, nremote = st->nremote;
-    const uint64_t k = ++st->seq;
-    const size_t m = st->m;
-    int err;
+    int done = 0;
+    if (st->nrreqs > 0) PC_MPI_CHECK(MPI_Testall(st->nrreqs, st->rreqs, &done, MPI_STATUSES_IGNORE));
+    *complete = st->nrreqs == 0 || done;
+    if (*complete) st->nrreqs = 0;
+    return PLANCOLL_SUCCESS;
+}
 
-    if (st->transport == PAP_PUT) {
-        if ((err = put_complete_flags(plan, st))) return err;
-        st->kval = k;
-    }
+static int begin(struct plancoll_plan_s *plan, struct pap *st)
+{
+    const void *sbuf = plan->run_sendbuf;
+    void *rbuf = plan->run_recvbuf;
+    const int P = plan->size, r = plan->rank, nloc = st->nloc, nremote = st->nremote;
+    const uint64_t k = st->seq;
+    const size_t m = st->m;
+    const int tag = pc_tag(plan, PC_TAG_PAP);
+    int err;
     /* The outgoing blocks leave the receive buffer before anything lands in it. */
     if (plan->in_place) {
         for (int j = 0; j < P; j++) {
@@ -490,16 +508,16 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
     }
     memset(st->served, 0, (size_t)P);
     memset(st->got, 0, (size_t)P);
-    int remote_got = 0, local_got = 0, active = 0;
+    st->remote_got = st->local_got = st->active = 0;
 
     /* Arrival. */
     if (st->transport == PAP_P2P) {
         for (int i = 0; i < nremote; i++) {
             int s = st->remote[nremote - 1 - i]; /* (r - i) mod P order */
-            PC_MPI_CHECK(MPI_Irecv(recv_block(plan, rbuf, s), plan->recvcount, plan->rtype.type, s, PC_TAG_PAP,
-                                   plan->comm, &st->reqs[i]));
+            PC_MPI_CHECK(MPI_Irecv(recv_block(plan, rbuf, s), plan->recvcount, plan->rtype.type, s, tag, plan->comm,
+                                   &st->reqs[i]));
         }
-        active = nremote;
+        st->active = nremote;
     } else {
         for (int i = 0; i < nremote; i++)
             PC_MPI_CHECK(MPI_Raccumulate(&st->kval, 1, MPI_UINT64_T, st->remote[i], (MPI_Aint)r * 8, 1, MPI_UINT64_T,
@@ -520,8 +538,8 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                         PC_MPI_CHECK(MPI_Test(rq, &done, MPI_STATUS_IGNORE));
                         if (done) {
                             st->got[t] = 1;
-                            remote_got++;
-                            active--;
+                            st->remote_got++;
+                            st->active--;
                         }
                     }
                     if (!st->got[t]) continue;
@@ -529,12 +547,12 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
                 MPI_Request *sq = &st->reqs[nremote + i];
                 if (plan->in_place)
                     PC_MPI_CHECK(MPI_Isend_c(st->scratch + (size_t)t * m, (MPI_Count)m, st->contig ? MPI_BYTE : MPI_PACKED,
-                                             t, PC_TAG_PAP, plan->comm, sq));
+                                             t, tag, plan->comm, sq));
                 else
-                    PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, PC_TAG_PAP,
+                    PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, tag,
                                            plan->comm, sq));
                 st->served[t] = 1;
-                active++;
+                st->active++;
             }
         } else if (pass == 0) {
             bool progress = false;
@@ -547,58 +565,100 @@ static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
             if ((err = shm_serve(plan, st, sbuf, k, j))) return err;
         }
     }
+    return PLANCOLL_SUCCESS;
+}
 
-    /* Copy out whatever has landed, in any order, until everything has. */
-    struct pc_waiter w;
-    pc_waiter_init(&w, plan->layout->wait_mode, plan->layout->oversubscribed);
-    for (;;) {
-        bool progress = false;
-        for (int i = 1; i < nloc && local_got < nloc - 1; i++) {
-            int j = (st->me_loc - i + nloc) % nloc, s = st->loc[j];
-            if (st->got[s] || !shm_arrived(st, j, k)) continue;
-            if ((err = unpack_in(plan, st, shm_slot(st, st->me_loc, k, j), rbuf, s))) return err;
+/* One pass: copy out whatever has landed, in any order; *complete when everything has (and is served). */
+static int copy_out(struct plancoll_plan_s *plan, struct pap *st, bool *complete, bool *progress)
+{
+    const void *sbuf = plan->run_sendbuf;
+    void *rbuf = plan->run_recvbuf;
+    const int P = plan->size, nloc = st->nloc, nremote = st->nremote;
+    const uint64_t k = st->seq;
+    int err;
+    for (int i = 1; i < nloc && st->local_got < nloc - 1; i++) {
+        int j = (st->me_loc - i + nloc) % nloc, s = st->loc[j];
+        if (st->got[s] || !shm_arrived(st, j, k)) continue;
+        if ((err = unpack_in(plan, st, shm_slot(st, st->me_loc, k, j), rbuf, s))) return err;
+        st->got[s] = 1;
+        st->local_got++;
+        *progress = true;
+    }
+    bool remote_done;
+    if (st->transport == PAP_P2P) {
+        if (st->active > 0) {
+            int outcount = 0;
+            PC_MPI_CHECK(MPI_Testsome(2 * nremote, st->reqs, &outcount, st->idx, MPI_STATUSES_IGNORE));
+            if (outcount != MPI_UNDEFINED && outcount > 0) {
+                st->active -= outcount;
+                *progress = true;
+            }
+        }
+        remote_done = st->active == 0;
+    } else {
+        PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
+        if ((err = put_serve(plan, st, sbuf, k, progress))) return err;
+        for (int i = 0; i < nremote && st->remote_got < nremote; i++) {
+            int s = st->remote[nremote - 1 - i];
+            if (st->got[s] || rma_flag(st, 1, s, P) < k) continue;
+            if ((err = unpack_in(plan, st, st->rma_base + st->my_slot[s], rbuf, s))) return err;
             st->got[s] = 1;
-            local_got++;
-            progress = true;
+            st->remote_got++;
+            *progress = true;
         }
-        bool remote_done;
-        if (st->transport == PAP_P2P) {
-            if (active > 0) {
-                int outcount = 0;
-                PC_MPI_CHECK(MPI_Testsome(2 * nremote, st->reqs, &outcount, st->idx, MPI_STATUSES_IGNORE));
-                if (outcount != MPI_UNDEFINED && outcount > 0) {
-                    active -= outcount;
-                    progress = true;
-                }
-            }
-            remote_done = active == 0;
-        } else {
-            PC_MPI_CHECK(MPI_Win_sync(st->rma_win));
-            if ((err = put_serve(plan, st, sbuf, k, &progress))) return err;
-            for (int i = 0; i < nremote && remote_got < nremote; i++) {
-                int s = st->remote[nremote - 1 - i];
-                if (st->got[s] || rma_flag(st, 1, s, P) < k) continue;
-                if ((err = unpack_in(plan, st, st->rma_base + st->my_slot[s], rbuf, s))) return err;
-                st->got[s] = 1;
-                remote_got++;
-                progress = true;
-            }
-            bool all_served = true;
-            for (int i = 0; i < nremote && all_served; i++) all_served = st->served[st->remote[i]];
-            remote_done = remote_got == nremote && all_served;
-        }
-        if (remote_done && local_got == nloc - 1) break;
-        if (!progress) {
-            if (st->transport == PAP_PUT) {
-                int flag;
-                PC_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, plan->comm, &flag, MPI_STATUS_IGNORE));
-            }
-            pc_waiter_pause(&w);
-        }
+        bool all_served = true;
+        for (int i = 0; i < nremote && all_served; i++) all_served = st->served[st->remote[i]];
+        remote_done = st->remote_got == nremote && all_served;
+    }
+    *complete = remote_done && st->local_got == nloc - 1;
+    if (!*complete && !*progress && st->transport == PAP_PUT) { /* UCX over TCP progresses RMA only inside MPI */
+        int flag;
+        PC_MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, plan->comm, &flag, MPI_STATUS_IGNORE));
     }
     return PLANCOLL_SUCCESS;
 }
 #pragma GCC diagnostic pop
+
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    struct pap *st = plan->impl;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    if (st->m == 0) {
+        st->phase = PAP_DONE;
+        return PLANCOLL_SUCCESS;
+    }
+    st->seq++;
+    st->phase = st->transport == PAP_PUT ? PAP_FLAGS : PAP_BEGIN;
+    return PLANCOLL_SUCCESS;
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct pap *st = plan->impl;
+    int err = PLANCOLL_SUCCESS;
+    bool complete = false, progress = true;
+    if (st->phase == PAP_FLAGS) {
+        if ((err = put_test_flags(st, &complete))) return err;
+        if (!complete) {
+            *done = false;
+            return PLANCOLL_SUCCESS;
+        }
+        st->kval = st->seq;
+        st->phase = PAP_BEGIN;
+    }
+    if (st->phase == PAP_BEGIN) {
+        if ((err = begin(plan, st))) return err;
+        st->phase = PAP_COPY_OUT;
+    }
+    while (st->phase == PAP_COPY_OUT && progress) {
+        progress = false;
+        if ((err = copy_out(plan, st, &complete, &progress))) return err;
+        if (complete) st->phase = PAP_DONE;
+    }
+    *done = st->phase == PAP_DONE;
+    return PLANCOLL_SUCCESS;
+}
 
 const struct pc_algorithm pc_alltoall_pap = {
     .name = "alltoall.pap",
@@ -608,6 +668,8 @@ const struct pc_algorithm pc_alltoall_pap = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = teardown,
 };

@@ -57,6 +57,7 @@
 #include "shm/leaders.h"
 #include "shm/segment.h"
 #include "exec/seg_window.h"
+#include "exec/steps.h"
 
 /* ---------------------------------------- pure arithmetic ---------------------------------------- */
 
@@ -211,6 +212,9 @@ struct agg_state {
     unsigned char *done; /* [nrecv + nsend + nsources] one execution's progress */
     bool put;
     struct pc_seg_window w;
+    int me, ppn;             /* node rank, node size: the plan's own barrier */
+    uint64_t barriers;       /* this plan's node barriers so far */
+    int phase, left;         /* the execution in progress (start, advance): its phase, what is left of EXCHANGE */
 };
 
 static _Atomic uint64_t *arrival_flag(const struct agg_state *st, int x) { return pc_segment_flag(st->seg, st->first_flag + x); }
@@ -336,6 +340,8 @@ static int setup(struct plancoll_plan_s *plan)
     const int P = plan->size, N = L->nnodes;
     st->N = N;
     st->a = L->node_id;
+    st->me = L->node_rank;
+    st->ppn = L->node_size;
     const struct pc_agg_nodes g = {P, N, L->node_of, L->local_rank_of, L->node_sizes, L->node_first, L->node_ranks};
     uint64_t *rows = malloc(sizeof(uint64_t) * 2 * (size_t)P * (size_t)L->node_size);
     uint64_t *pair = calloc((size_t)N * (size_t)N, sizeof(uint64_t)), *area = malloc(sizeof(uint64_t) * 2 * (size_t)N);
@@ -358,7 +364,8 @@ static int setup(struct plancoll_plan_s *plan)
         st->set_bytes = pc_agg_segment_layout(N, st->a, pair, area);
         st->nsets = pc_agg_sets(st->set_bytes);
         st->active = st->set_bytes > 0;
-        st->nflags = 2 * N; /* arrival flag per source node, credit per receiving node */
+        /* arrival flag per source node, credit per receiving node, the plan's barrier per node rank */
+        st->nflags = 2 * N + L->node_size;
         err = pc_segment_acquire(L, (size_t)st->set_bytes * (size_t)st->nsets, st->nflags, &st->seg, &st->first_flag);
     }
     if (!err && any) {
@@ -464,8 +471,8 @@ static int open_receives(const struct plancoll_plan_s *plan, struct agg_state *s
         } else {
             for (int k = 0; k < m->pieces; k++) {
                 uint64_t at = (uint64_t)k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
-                PC_MPI_CHECK(MPI_Irecv_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED,
-                                         plan->comm, &st->reqs[m->first + k]));
+                PC_MPI_CHECK(MPI_Irecv_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer,
+                                         pc_tag(plan, PC_TAG_AGGREGATED), plan->comm, &st->reqs[m->first + k]));
             }
         }
     }
@@ -485,8 +492,30 @@ static int put_message(struct agg_state *st, const struct agg_msg *m, const char
     return pc_segwin_put_flag(&st->w, m->peer, st->a, st->seq);
 }
 
-/* After the barrier: the messages, and every unpack as soon as its data is there. */
-static int exchange(const struct plancoll_plan_s *plan, struct agg_state *st, char *set, void *rbuf)
+/* ---- one execution as a resumable schedule (start, advance): every wait is a test that returns not-done ----
+ * HOLD takes the segment's data area (another started execution may still use it on this rank) and arrives at
+ * the plan's opening barrier when one is needed (header); OPEN tests it; PACK opens the receives, packs and
+ * copies the own block, then arrives at the pack barrier; PACKED tests it, sends and unpacks the own node;
+ * EXCHANGE moves the messages along and unpacks each node's blocks as they land. The barriers use the plan's own
+ * flags, not the layout's: executions in flight may reach barriers in different orders on different ranks. */
+enum agg_phase { AG_HOLD, AG_OPEN, AG_PACK, AG_PACKED, AG_EXCHANGE, AG_DONE };
+
+static _Atomic uint64_t *barrier_flag(const struct agg_state *st, int i)
+{
+    return pc_segment_flag(st->seg, st->first_flag + 2 * st->N + i);
+}
+
+static void barrier_arrive(struct agg_state *st) { pc_flag_post(barrier_flag(st, st->me), ++st->barriers); }
+
+static bool barrier_passed(const struct agg_state *st)
+{
+    for (int i = 0; i < st->ppn; i++)
+        if (atomic_load_explicit(barrier_flag(st, i), memory_order_acquire) < st->barriers) return false;
+    return true;
+}
+
+/* After the pack barrier: the messages go, and the own node's blocks are unpacked. */
+static int begin_exchange(const struct plancoll_plan_s *plan, struct agg_state *st, char *set, void *rbuf)
 {
     const int nr = st->nrecv, ns = st->nsend;
     if (!st->put)
@@ -494,79 +523,137 @@ static int exchange(const struct plancoll_plan_s *plan, struct agg_state *st, ch
             const struct agg_msg *m = &st->send[i];
             for (int k = 0; k < m->pieces; k++) {
                 uint64_t at = (uint64_t)k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
-                PC_MPI_CHECK(MPI_Isend_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer, PC_TAG_AGGREGATED,
-                                         plan->comm, &st->reqs[m->first + k]));
+                PC_MPI_CHECK(MPI_Isend_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer,
+                                         pc_tag(plan, PC_TAG_AGGREGATED), plan->comm, &st->reqs[m->first + k]));
             }
         }
-    int err = unpack_node(plan, st, st->a, set, rbuf);
-    if (err) return err;
     memset(st->done, 0, (size_t)(nr + ns + st->nsources));
-    int left = nr + ns + st->nsources;
-    struct pc_waiter w;
-    pc_waiter_init(&w, plan->layout->wait_mode, plan->layout->oversubscribed);
-    while (left > 0) {
-        bool moved = false;
-        for (int i = 0; i < nr + ns; i++) {
-            if (st->done[i]) continue;
-            int ok = 0;
-            if (i < nr && st->put) {
-                ok = atomic_load_explicit(arrival_flag(st, st->recv[i].node), memory_order_acquire) >= st->seq;
-            } else if (i >= nr && st->put) {
-                const struct agg_msg *m = &st->send[i - nr];
-                if (atomic_load_explicit(credit_flag(st, m->node), memory_order_acquire) >= st->seq) {
-                    if ((err = put_message(st, m, set))) return err;
-                    ok = 1;
-                }
-            } else {
-                const struct agg_msg *m = i < nr ? &st->recv[i] : &st->send[i - nr];
+    st->left = nr + ns + st->nsources;
+    return unpack_node(plan, st, st->a, set, rbuf);
+}
+
+/* One pass over the messages and the landed nodes. */
+static int exchange_pass(const struct plancoll_plan_s *plan, struct agg_state *st, char *set, void *rbuf, bool *moved)
+{
+    const int nr = st->nrecv, ns = st->nsend;
+    int err;
+    for (int i = 0; i < nr + ns; i++) {
+        if (st->done[i]) continue;
+        int ok = 0;
+        if (i < nr && st->put) {
+            ok = atomic_load_explicit(arrival_flag(st, st->recv[i].node), memory_order_acquire) >= st->seq;
+        } else if (i >= nr && st->put) {
+            const struct agg_msg *m = &st->send[i - nr];
+            if (atomic_load_explicit(credit_flag(st, m->node), memory_order_acquire) >= st->seq) {
+                if ((err = put_message(st, m, set))) return err;
                 ok = 1;
-                for (int k = 0; k < m->pieces; k++) {
-                    int piece_done = 1;
-                    if (st->reqs[m->first + k] != MPI_REQUEST_NULL)
-                        PC_MPI_CHECK(MPI_Test(&st->reqs[m->first + k], &piece_done, MPI_STATUS_IGNORE));
-                    ok = ok && piece_done;
-                }
-                if (ok && i < nr) pc_flag_post(arrival_flag(st, m->node), st->seq);
             }
-            if (ok) {
-                st->done[i] = 1;
-                left--;
-                moved = true;
+        } else {
+            const struct agg_msg *m = i < nr ? &st->recv[i] : &st->send[i - nr];
+            ok = 1;
+            for (int k = 0; k < m->pieces; k++) {
+                int piece_done = 1;
+                if (st->reqs[m->first + k] != MPI_REQUEST_NULL)
+                    PC_MPI_CHECK(MPI_Test(&st->reqs[m->first + k], &piece_done, MPI_STATUS_IGNORE));
+                ok = ok && piece_done;
             }
+            if (ok && i < nr) pc_flag_post(arrival_flag(st, m->node), st->seq);
         }
-        for (int s = 0; s < st->nsources; s++) {
-            unsigned char *d = &st->done[nr + ns + s];
-            if (*d || atomic_load_explicit(arrival_flag(st, st->sources[s]), memory_order_acquire) < st->seq) continue;
-            if ((err = unpack_node(plan, st, st->sources[s], set, rbuf))) return err;
-            *d = 1;
-            left--;
-            moved = true;
+        if (ok) {
+            st->done[i] = 1;
+            st->left--;
+            *moved = true;
         }
-        if (!moved && left > 0) {
-            if (st->put) pc_segwin_progress(&st->w);
-            pc_waiter_pause(&w);
-        }
+    }
+    for (int s = 0; s < st->nsources; s++) {
+        unsigned char *d = &st->done[nr + ns + s];
+        if (*d || atomic_load_explicit(arrival_flag(st, st->sources[s]), memory_order_acquire) < st->seq) continue;
+        if ((err = unpack_node(plan, st, st->sources[s], set, rbuf))) return err;
+        *d = 1;
+        st->left--;
+        *moved = true;
     }
     return PLANCOLL_SUCCESS;
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+static int agg_step(struct plancoll_plan_s *plan, struct agg_state *st, bool *moved)
+{
+    const void *sbuf = plan->run_sendbuf;
+    void *rbuf = plan->run_recvbuf;
+    char *set = st->seg->base + (size_t)(st->seq % (uint64_t)st->nsets) * (size_t)st->set_bytes;
+    int err;
+    switch (st->phase) {
+    case AG_HOLD:
+        if (!pc_segment_try_hold(st->seg, st->user)) return PLANCOLL_SUCCESS;
+        /* Nobody may still read this set: proven by the last execution's barrier only if it was ours (header). */
+        if (!pc_segment_claim(st->seg, st->user) || st->nsets == 1) {
+            barrier_arrive(st);
+            st->phase = AG_OPEN;
+        } else {
+            st->phase = AG_PACK;
+        }
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case AG_OPEN:
+        if (!barrier_passed(st)) return PLANCOLL_SUCCESS;
+        st->phase = AG_PACK;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case AG_PACK:
+        if ((err = open_receives(plan, st, set))) return err;
+        if ((err = pack(plan, st, plan->in_place ? rbuf : sbuf, set))) return err;
+        if ((err = copy_own(plan, sbuf, rbuf))) return err;
+        barrier_arrive(st); /* every area of this node is packed, once all have arrived */
+        st->phase = AG_PACKED;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case AG_PACKED:
+        if (!barrier_passed(st)) return PLANCOLL_SUCCESS;
+        if ((err = begin_exchange(plan, st, set, rbuf))) return err;
+        st->phase = AG_EXCHANGE;
+        *moved = true;
+        return PLANCOLL_SUCCESS;
+    case AG_EXCHANGE:
+        if ((err = exchange_pass(plan, st, set, rbuf, moved))) return err;
+        if (st->left == 0) st->phase = AG_DONE, *moved = true;
+        return PLANCOLL_SUCCESS;
+    case AG_DONE:
+        return PLANCOLL_SUCCESS;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct agg_state *st = plan->impl;
-    if (!st->active) return copy_own(plan, sbuf, rbuf);
-    struct pc_layout *L = plan->layout;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    if (!st->active) {
+        st->phase = AG_DONE;
+        return copy_own(plan, sbuf, rbuf);
+    }
     st->seq++;
-    char *set = st->seg->base + (size_t)(st->seq % (uint64_t)st->nsets) * (size_t)st->set_bytes;
-    pc_segwin_poke_begin(L, &st->w);
-    /* Nobody may still read this set: proven by the last execution's barrier only if it was ours (header). */
-    if (!pc_segment_claim(st->seg, st->user) || st->nsets == 1) pc_node_barrier(L);
-    int err = open_receives(plan, st, set);
-    if (!err) err = pack(plan, st, plan->in_place ? rbuf : sbuf, set);
-    if (!err) err = copy_own(plan, sbuf, rbuf);
-    pc_node_barrier(L); /* every area of this node is packed */
-    if (!err) err = exchange(plan, st, set, rbuf);
-    pc_segwin_poke_end(L);
-    return err;
+    st->phase = AG_HOLD;
+    return PLANCOLL_SUCCESS;
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct agg_state *st = plan->impl;
+    bool moved = true;
+    int err = PLANCOLL_SUCCESS;
+    while (!err && moved && st->phase != AG_DONE) {
+        moved = false;
+        err = agg_step(plan, st, &moved);
+    }
+    *done = err || st->phase == AG_DONE;
+    if (*done) {
+        if (st->seg) pc_segment_unhold(st->seg, st->user);
+        return err;
+    }
+    /* A Put target must keep MPI progressing while it waits on shared memory. */
+    if (st->put) pc_segwin_progress(&st->w);
+    return PLANCOLL_SUCCESS;
 }
 
 /* ---------------------------------------- planner entry points ---------------------------------------- */
@@ -616,6 +703,8 @@ const struct pc_algorithm pc_alltoallv_aggregated = {
     .variants = variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = teardown,
 };

@@ -24,11 +24,13 @@
 #include "exec/measure.h"
 #include "exec/alltoallv/twophase_schedule.h"
 #include "exec/alltoallv/vblock.h"
+#include "exec/steps.h"
 
 struct twophase {
     struct pc_bruck_uniform meta; /* setup only: the steps, and the metadata pass's 8-byte slots */
     struct pc_tp_schedule tp;
     char *temp, *out, *in;
+    struct pc_steps steps; /* the execution in progress: one step per Bruck step */
 };
 
 /* Builds the copy lists: the metadata pass (a uniform Bruck over one 64-bit size per slot, keeping every step's
@@ -125,41 +127,78 @@ static int copy(const struct plancoll_plan_s *plan, const struct pc_tp_copy *c, 
     return PLANCOLL_SUCCESS;
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+/* The three areas copies name, for the execution in progress. */
+static void areas(const struct plancoll_plan_s *plan, const struct twophase *st, char *area[PC_TP_NAREAS])
+{
+    area[PC_TP_SEND] = (char *)(uintptr_t)plan->run_sendbuf;
+    area[PC_TP_RECV] = plan->run_recvbuf;
+    area[PC_TP_TEMP] = st->temp;
+}
+
+/* Step s: the receive posted before the packing (an early message then lands in place rather than in MPI's
+ * unexpected queue), the copies into the message, the send. */
+static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int i)
+{
+    struct twophase *st = plan->impl;
+    const struct pc_tp_step *step = &st->tp.steps[i];
+    const MPI_Datatype unit = pc_vblock_unit(plan);
+    const int tag = pc_tag(plan, PC_TAG_TWOPHASE_DATA);
+    char *area[PC_TP_NAREAS];
+    areas(plan, st, area);
+    MPI_Request *recv = NULL;
+    if (step->recv_bytes) {
+        recv = pc_steps_slot(s);
+        PC_MPI_CHECK(MPI_Irecv_c(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, tag, plan->comm,
+                                 recv)); /* large count: a step may carry over 2 GiB */
+    }
+    int err = PLANCOLL_SUCCESS;
+    for (int c = step->pack0; c < step->pack0 + step->npack && !err; c++)
+        err = copy(plan, &st->tp.copies[c], area, st->out, true);
+    if (err) {
+        if (recv) { /* the pending receive must not outlive the execution */
+            MPI_Cancel(recv);
+            MPI_Request_free(recv);
+        }
+        return err;
+    }
+    if (step->send_bytes)
+        PC_MPI_CHECK(MPI_Isend_c(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, tag, plan->comm,
+                                 pc_steps_slot(s)));
+    return PLANCOLL_SUCCESS;
+}
+
+/* After step s: the copies out of the message, then the fixes from the temporary buffer. */
+static int finish(struct plancoll_plan_s *plan, struct pc_steps *s, int i)
+{
+    (void)s;
+    struct twophase *st = plan->impl;
+    const struct pc_tp_step *step = &st->tp.steps[i];
+    char *area[PC_TP_NAREAS];
+    areas(plan, st, area);
+    int err = PLANCOLL_SUCCESS;
+    for (int c = step->unpack0; c < step->unpack0 + step->nunpack && !err; c++)
+        err = copy(plan, &st->tp.copies[c], area, st->in, false);
+    for (int c = step->fix0; c < step->fix0 + step->nfix && !err; c++)
+        err = copy(plan, &st->tp.copies[c], area, st->temp, false);
+    return err;
+}
+
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
 {
     struct twophase *st = plan->impl;
     const int r = plan->rank;
-    char *area[PC_TP_NAREAS] = {[PC_TP_SEND] = (char *)(uintptr_t)sbuf, [PC_TP_RECV] = rbuf, [PC_TP_TEMP] = st->temp};
-    const MPI_Datatype unit = pc_vblock_unit(plan);
-    int err = PLANCOLL_SUCCESS;
-    if (!plan->in_place)
-        err = pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, plan->sdispls[r]), plan->sendcounts[r], &plan->stype,
-                            pc_elem_ptr(rbuf, &plan->rtype, plan->rdispls[r]), plan->recvcounts[r], &plan->rtype);
-    for (int s = 0; s < st->tp.nsteps && !err; s++) {
-        const struct pc_tp_step *step = &st->tp.steps[s];
-        MPI_Request reqs[2];
-        int n = 0;
-        /* posted before the packing, so that an early message lands in place rather than in MPI's unexpected queue */
-        if (step->recv_bytes)
-            PC_MPI_CHECK(MPI_Irecv_c(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, PC_TAG_TWOPHASE_DATA,
-                                     plan->comm, &reqs[n++])); /* large count: a step may carry over 2 GiB */
-        for (int c = step->pack0; c < step->pack0 + step->npack && !err; c++)
-            err = copy(plan, &st->tp.copies[c], area, st->out, true);
-        if (err && n) { /* the pending receive must not outlive the execution */
-            MPI_Cancel(&reqs[0]);
-            MPI_Request_free(&reqs[0]);
-        }
-        if (err) break;
-        if (step->send_bytes)
-            PC_MPI_CHECK(MPI_Isend_c(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, PC_TAG_TWOPHASE_DATA,
-                                     plan->comm, &reqs[n++]));
-        err = pc_wait_all(plan, n, reqs);
-        for (int c = step->unpack0; c < step->unpack0 + step->nunpack && !err; c++)
-            err = copy(plan, &st->tp.copies[c], area, st->in, false);
-        for (int c = step->fix0; c < step->fix0 + step->nfix && !err; c++)
-            err = copy(plan, &st->tp.copies[c], area, st->temp, false);
-    }
-    return err;
+    plan->run_sendbuf = sbuf;
+    plan->run_recvbuf = rbuf;
+    pc_steps_begin(&st->steps, st->tp.nsteps);
+    if (plan->in_place) return PLANCOLL_SUCCESS;
+    return pc_copy_typed(plan, pc_elem_ptr(sbuf, &plan->stype, plan->sdispls[r]), plan->sendcounts[r], &plan->stype,
+                         pc_elem_ptr(rbuf, &plan->rtype, plan->rdispls[r]), plan->recvcounts[r], &plan->rtype);
+}
+
+static int advance(struct plancoll_plan_s *plan, bool *done)
+{
+    struct twophase *st = plan->impl;
+    return pc_steps_advance(plan, &st->steps, post, finish, done);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
@@ -178,6 +217,8 @@ const struct pc_algorithm pc_alltoallv_twophase_bruck = {
     .variants = pc_bruck_variants,
     .estimate = estimate,
     .setup = setup,
-    .execute = execute,
+    .execute = pc_steps_execute,
+    .start = start,
+    .advance = advance,
     .teardown = teardown,
 };
