@@ -58,8 +58,8 @@ enum {
     PLANCOLL_ERR_IO,                 /* a wisdom file could not be read or written (detail names the file and why) */
     PLANCOLL_ERR_ACTIVE,             /* the plan is active (started, not yet completed by test or wait): it cannot be
                                         started, executed or destroyed; it is left intact and can still be waited for */
-    PLANCOLL_ERR_NOT_STARTABLE,      /* plancoll_start on a plan whose algorithm runs only blocking (detail names it;
-                                        plan with PLANCOLL_NONBLOCKING to get one that can be started) */
+    PLANCOLL_ERR_NOT_STARTABLE,      /* plancoll_start on a plan whose algorithm runs only blocking (none does today;
+                                        detail names it; PLANCOLL_NONBLOCKING plans never get one) */
     PLANCOLL_ERR_THREAD_LEVEL,       /* PLANCOLL_PROGRESS_THREAD=1 while MPI was initialised below MPI_THREAD_MULTIPLE */
     PLANCOLL_ERR_COUNT_OF_CODES      /* not an error: the number of codes */
 };
@@ -86,8 +86,9 @@ PLANCOLL_API const char *plancoll_error_detail(void);
 #define PLANCOLL_WISDOM_ONLY (1u << 3)
 /* PLANCOLL_NONBLOCKING: the plan will be started (plancoll_start), not only executed. The planner then chooses
  * only among algorithms that run as a schedule of steps which plancoll_test and plancoll_wait advance without
- * blocking (plancoll_algorithm_name's registry marks the others; the node-aware and leader families wait on
- * node-shared flags inside their steps and are left out for now). Combines with any rigor level. */
+ * blocking. Today every algorithm does, so the flag changes no choice; it keeps that promise if an algorithm that
+ * can only block is added (such a plan's plancoll_start returns PLANCOLL_ERR_NOT_STARTABLE). Combines with any
+ * rigor level. */
 #define PLANCOLL_NONBLOCKING (1u << 4)
 
 /* Bounds the time MEASURE, PATIENT and EXHAUSTIVE spend timing candidates in one plan call (FFTW's
