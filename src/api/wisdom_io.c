@@ -512,12 +512,27 @@ static int export_collective(struct pc_layout *L, struct header *h, char **text)
     const int P = L->size;
     long long *lens = NULL;
     int *counts = NULL, *displs = NULL;
+    int ready = 1;
     if (L->rank == 0) {
-        /* P words: if even these cannot be had, the process cannot go on in any case */
         lens = calloc((size_t)P, sizeof *lens);
         counts = calloc((size_t)P, sizeof *counts);
         displs = calloc((size_t)P, sizeof *displs);
-        if (!lens || !counts || !displs) abort();
+        ready = lens && counts && displs;
+    }
+    /* Rank 0 says whether it can receive the lengths at all: without that word the others would be left in a
+     * gather rank 0 cannot enter. Its failure travels in its header, as every other non-MPI failure here. */
+    int rerr = pc_bcast_wait(L, &ready, 1, MPI_INT, 0);
+    if (rerr || !ready) {
+        if (L->rank == 0 && !rerr) {
+            h->rc = pc_error(PLANCOLL_ERR_NOMEM, "gathering the wisdom lengths of %d ranks", P);
+            snprintf(h->msg, sizeof h->msg, "rank 0: %s", plancoll_error_detail());
+        }
+        free(lens);
+        free(counts);
+        free(displs);
+        free(local);
+        pc_wisdom_set_free(&mine);
+        return rerr;
     }
     MPI_Request req;
     int rc = MPI_Igather(&sent, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0, L->comm, &req);
