@@ -11,6 +11,9 @@
  * table gives the first cycle of each collective (the first of the run includes calibration unless
  * PLANCOLL_CALIBRATE=0) and the median and maximum of the others.
  *
+ * After each cycle MPI's own MPI_Comm_split_type on MPI_COMM_WORLD is timed as a reference (ref:split_type): the
+ * survey that the first plan of a run cannot avoid.
+ *
  *   mpiexec -n P plancoll-setup [--cycles N] [--only alltoall|alltoallv|allreduce] [--force ALGORITHM[:params]]...
  *                               [--json FILE] [--config NAME]
  *
@@ -35,8 +38,12 @@ enum coll { ALLTOALL, ALLTOALLV, ALLREDUCE, NCOLLS };
 static const char *const coll_names[NCOLLS] = {"alltoall", "alltoallv", "allreduce"};
 
 /* the steps of one cycle as the application sees them, then plancoll's phases */
-enum { ST_DUP, ST_PLAN, ST_EXECUTE, ST_DESTROY, ST_FREE, ST_CYCLE, NSTEPS };
-static const char *const step_names[NSTEPS] = {"MPI_Comm_dup", "plan", "execute", "destroy", "MPI_Comm_free", "cycle"};
+enum { ST_DUP, ST_PLAN, ST_EXECUTE, ST_DESTROY, ST_FREE, ST_CYCLE, ST_SPLIT_TYPE, NSTEPS };
+/* ref:split_type is not part of the cycle: MPI's own MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on MPI_COMM_WORLD,
+ * timed after it, the blocking call that the first plan of a run makes once to learn MPI's notion of a node
+ * (src/shm/census.h), so a reader can tell plancoll's set-up from MPI's. */
+static const char *const step_names[NSTEPS] = {"MPI_Comm_dup", "plan",  "execute",        "destroy",
+                                               "MPI_Comm_free", "cycle", "ref:split_type"};
 #define NCOLS (NSTEPS + PC_NPHASES)
 
 #define BLOCK 16    /* alltoall: ints per block */
@@ -153,6 +160,12 @@ static void run(enum coll c, int cycles, const char *force, struct summary *out)
         double t4 = MPI_Wtime();
         MPI_Comm_free(&comm);
         double t5 = MPI_Wtime();
+        bench_barrier(MPI_COMM_WORLD);
+        MPI_Comm node;
+        double t6 = MPI_Wtime();
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        double t7 = MPI_Wtime();
+        MPI_Comm_free(&node);
         wrong += check(&b, c, k);
         row[ST_DUP] = t1 - t0;
         row[ST_PLAN] = t2 - t1;
@@ -160,6 +173,7 @@ static void run(enum coll c, int cycles, const char *force, struct summary *out)
         row[ST_DESTROY] = t4 - t3;
         row[ST_FREE] = t5 - t4;
         row[ST_CYCLE] = t5 - t0;
+        row[ST_SPLIT_TYPE] = t7 - t6;
         for (int ph = 0; ph < PC_NPHASES; ph++) row[NSTEPS + ph] = pc_phase_times.seconds[ph] - before.seconds[ph];
     }
     unsetenv("PLANCOLL_ALGORITHM");
