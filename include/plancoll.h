@@ -173,7 +173,8 @@ PLANCOLL_API int plancoll_execute_buffers(plancoll_plan plan, const void *sendbu
  * - plancoll_execute is start + wait, at the same cost. Executing, starting or destroying an active plan is
  *   PLANCOLL_ERR_ACTIVE: the plan stays active and intact and can still be waited for.
  * - Every algorithm runs as a schedule of nonblocking steps, so every plan can be started, transposes included;
- *   PLANCOLL_NONBLOCKING keeps the planner's candidates to those (all of them today). Plans that share the node's
+ *   PLANCOLL_NONBLOCKING keeps the planner's candidates to those that never wait inside a step (all but the
+ *   MPI_Put transports, which complete in MPI_Win_flush; forced, they run, and a test may then block). Plans that share the node's
  *   memory (the node-aware, leader, DPML and aggregated families) and are active at once on one communicator run
  *   one after the other on each rank, in the order they were started: a later one begins once the earlier is done.
  *   Starting a plan whose algorithm could run only blocking is PLANCOLL_ERR_NOT_STARTABLE (the detail names the

@@ -86,9 +86,10 @@ PLANCOLL_API const char *plancoll_error_detail(void);
 #define PLANCOLL_WISDOM_ONLY (1u << 3)
 /* PLANCOLL_NONBLOCKING: the plan will be started (plancoll_start), not only executed. The planner then chooses
  * only among algorithms that run as a schedule of steps which plancoll_test and plancoll_wait advance without
- * blocking. Today every algorithm does, so the flag changes no choice; it keeps that promise if an algorithm that
- * can only block is added (such a plan's plancoll_start returns PLANCOLL_ERR_NOT_STARTABLE). Combines with any
- * rigor level. */
+ * blocking. Every algorithm does; what the flag leaves out is the MPI_Put transport of the node-aware alltoalls,
+ * pap and the aggregated alltoallv, whose completion waits inside MPI_Win_flush (MPI has no nonblocking flush).
+ * An algorithm that can only block would be left out too (its plancoll_start returns PLANCOLL_ERR_NOT_STARTABLE).
+ * Combines with any rigor level. */
 #define PLANCOLL_NONBLOCKING (1u << 4)
 
 /* Bounds the time MEASURE, PATIENT and EXHAUSTIVE spend timing candidates in one plan call (FFTW's

@@ -118,6 +118,16 @@ static inline const char *pc_algorithm_refuses(const struct pc_algorithm *a, con
     return a->inapplicable ? a->inapplicable(p) : NULL;
 }
 
+/* Whether an algorithm offers its MPI_Put transport as a candidate for p (a forced transport=put is always
+ * honoured). Only between nodes; not on an oversubscribed host, where MPI_Win_flush spins inside MPICH until its
+ * target is scheduled and calls into MPI (35-96 ms per execution measured on 2 cores, against 92 us over
+ * point-to-point); and not for a plan that will be started (PLANCOLL_NONBLOCKING): MPI-3 has no nonblocking flush,
+ * so the step that completes the puts waits inside MPI_Win_flush, and a test call would block for the transfer. */
+static inline bool pc_put_transport_offered(const struct pc_problem *p)
+{
+    return p->shape.nnodes > 1 && !p->shape.oversubscribed && !(p->flags & PLANCOLL_NONBLOCKING);
+}
+
 /* A table of algorithms: what the planner chooses among. The planner knows algorithms only through the table it
  * is given (an index is a position in it), so it never depends on the executors; the executors' registry
  * (exec/registry.c, pc_registry_table) is the table of the library, unit tests pass small tables of their own. */

@@ -7,8 +7,8 @@
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0;
-    /* put only where ranks have cores of their own (see pc_na_leader_variants) and its window offsets fit */
-    int transports = p->shape.nnodes > 1 && !p->shape.oversubscribed && pc_na_put_fits(p) ? 2 : 1;
+    /* put where it can be fast and the plan is not started (pc_put_transport_offered) and its window offsets fit */
+    int transports = pc_put_transport_offered(p) && pc_na_put_fits(p) ? 2 : 1;
     for (int t = 0; t < transports && n < max; t++) out[n++] = (struct pc_params){.transport = t};
     return n;
 }

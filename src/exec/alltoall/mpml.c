@@ -8,11 +8,10 @@
 
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth)
 {
-    /* MPI_Put only where ranks have cores of their own: its completion waits in MPI_Win_flush, which spins inside
-     * MPICH, and on an oversubscribed host the target must be scheduled to progress it (35-96 ms per execution
-     * measured on 2 cores against 92 us over point-to-point). transport=put still forces it. */
+    /* MPI_Put where it can be fast and the plan is not started (pc_put_transport_offered); transport=put still
+     * forces it. */
     int n = 0, top = p->shape.nnodes > 1 ? p->shape.min_ppn : 1;
-    int transports = p->shape.nnodes > 1 && !p->shape.oversubscribed && pc_na_put_fits(p) ? 2 : 1;
+    int transports = pc_put_transport_offered(p) && pc_na_put_fits(p) ? 2 : 1;
     for (int l = 1; l <= top && n < max; l = l * 2 > top && l < top ? top : l * 2) {
         for (int placement = 0; placement < 2; placement++) {
             if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;

@@ -131,10 +131,9 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0;
     if (n < max) out[n++].transport = PAP_P2P;
-    /* The put transport waits in MPI_Win_flush, which spins inside MPICH: on an oversubscribed host a spinning
-     * rank holds a core for a whole time slice, so it is offered only where ranks have cores of their own
-     * (PLANCOLL_ALGORITHM=alltoall.pap:transport=put still forces it). */
-    if (p->contiguous && p->shape.nnodes > 1 && !p->shape.oversubscribed && n < max) out[n++].transport = PAP_PUT;
+    /* The put transport waits in MPI_Win_flush: offered only where that can be fast and the plan is not started
+     * (pc_put_transport_offered; PLANCOLL_ALGORITHM=alltoall.pap:transport=put still forces it). */
+    if (p->contiguous && pc_put_transport_offered(p) && n < max) out[n++].transport = PAP_PUT;
     return n;
 }
 

@@ -658,9 +658,8 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
 
 /* ---------------------------------------- planner entry points ---------------------------------------- */
 
-/* Balanced leaders, one leader and two, over point-to-point, and over MPI_Put too when no host is oversubscribed
- * (a put then waits for its target to be scheduled and call into MPI; it stays forceable); one variant when
- * nothing crosses nodes. */
+/* Balanced leaders, one leader and two, over point-to-point, and over MPI_Put too where that can be fast and the
+ * plan is not started (pc_put_transport_offered; it stays forceable); one variant when nothing crosses nodes. */
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0, N = p->shape.nnodes;
@@ -670,7 +669,7 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
     }
     int busiest = 2 * (N - 1) < p->shape.max_ppn ? 2 * (N - 1) : p->shape.max_ppn; /* leaders that can be busy */
     const int leaders[] = {0, 1, 2};
-    for (int t = 0; t < (p->shape.oversubscribed ? 1 : 2); t++)
+    for (int t = 0; t < (pc_put_transport_offered(p) ? 2 : 1); t++)
         for (int i = 0; i < 3 && n < max; i++) {
             if (leaders[i] && leaders[i] >= busiest) continue; /* the same as balanced */
             out[n++] = (struct pc_params){.leaders = leaders[i], .transport = t};
