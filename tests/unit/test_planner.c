@@ -281,6 +281,7 @@ struct fake {
     int calls;                       /* prepare calls: candidates set up */
     int algs[PC_MAX_CANDIDATES];     /* the candidate of each prepare call, in order */
     int slot_alg[PC_MAX_CANDIDATES]; /* the candidate set up in each slot (-1: none) */
+    bool slot_prepared[PC_MAX_CANDIDATES]; /* slots (candidate indices) ever set up */
     int batches_of[PC_MAX_CANDIDATES]; /* batches timed, by alg - 100 */
     int batch_calls, batch_log[MAX_LOG]; /* every batch's alg - 100, in order */
     int alive, max_alive, releases;
@@ -319,6 +320,7 @@ static int fake_prepare(void *ctx, int slot, const struct pc_candidate *c)
     if (f->nomem_from_alive >= 0 && f->alive >= f->nomem_from_alive) return PLANCOLL_ERR_NOMEM;
     f->algs[f->calls++] = c->alg;
     f->slot_alg[slot] = c->alg - 100;
+    f->slot_prepared[slot] = true;
     if (++f->alive > f->max_alive) f->max_alive = f->alive;
     return PLANCOLL_SUCCESS;
 }
@@ -532,27 +534,63 @@ static void test_choose_measure_exact_tie(void **state)
 }
 
 /* MEASURE times the 6 best predictions and every algorithm's best variant: an algorithm the model ranks last
- * (alg 101 here, behind seven variants of alg 100) is still timed, and wins when it is fastest. */
+ * (alg 101 here, behind seven variants of alg 100) is still timed, and wins when it is fastest; with it the best
+ * variant with another value of its one parameter (segments 8), not the third. */
 static void test_choose_measure_every_algorithm(void **state)
 {
     (void)state;
     struct pc_problem p = allreduce_problem(true);
     p.flags = PLANCOLL_MEASURE;
-    struct pc_candidate c[9];
-    const double pred[9] = {1, 2, 3, 4, 5, 6, 7, 50, 60};
-    make_cands(c, pred, 9);
+    struct pc_candidate c[10];
+    const double pred[10] = {1, 2, 3, 4, 5, 6, 7, 50, 60, 70};
+    make_cands(c, pred, 10);
     for (int i = 0; i < 7; i++) c[i].alg = 100;
-    c[7].alg = 101;
-    c[8].alg = 101;
+    for (int i = 7; i < 10; i++) c[i].alg = 101;
     struct fake f;
     struct pc_planner_hooks h = fake_hooks(&f);
     for (int i = 0; i < 8; i++) f.times[i] = 20.0;
     f.times[1] = 5.0; /* alg 101's batches are indexed by alg - 100 = 1 */
     struct pc_decision d;
-    assert_int_equal(pc_choose(algs(), &p, c, 9, false, &h, NULL, &d), PLANCOLL_SUCCESS);
-    assert_int_equal(f.calls, 7); /* six best of alg 100, and alg 101's best; not its second variant */
+    assert_int_equal(pc_choose(algs(), &p, c, 10, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(f.calls, 8); /* six best of alg 100, alg 101's best and its best other segments value */
+    assert_true(f.slot_prepared[7] && f.slot_prepared[8]);
+    assert_false(f.slot_prepared[6] || f.slot_prepared[9]);
     assert_int_equal(d.chosen.alg, 101);
     assert_true(d.chosen.predicted_us == 50.0);
+    assert_all_released(&f);
+}
+
+/* One step along each parameter: alg 101 (leaders x inter) is ranked behind six variants of alg 100, its best is
+ * leaders=2 inter=0; MEASURE also times its best with leaders other than 2 (4, inter 0) and its best with inter other
+ * than 0 (2, inter 1), but not leaders=4 inter=1, which differs in both. (Timing only the algorithm's best, the
+ * model would decide between its leader counts alone: at 8 ranks on 2 nodes it ranked 4 leaders of DPML 60% behind 2
+ * when they ran 28% faster.) */
+static void test_choose_measure_each_parameter(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[10];
+    const double pred[10] = {1, 2, 3, 4, 5, 6, 10, 11, 12, 13};
+    make_cands(c, pred, 10);
+    for (int i = 0; i < 6; i++) c[i].alg = 100;
+    const int leaders[4] = {2, 2, 4, 4}, inter[4] = {0, 1, 0, 1};
+    for (int k = 0; k < 4; k++) {
+        c[6 + k].alg = 101;
+        c[6 + k].params = (struct pc_params){.leaders = leaders[k], .inter = inter[k]};
+    }
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 20.0;
+    f.times[1] = 20.0;
+    struct pc_decision d;
+    assert_int_equal(pc_choose(algs(), &p, c, 10, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    for (int i = 0; i < 6; i++) assert_true(f.slot_prepared[i]);
+    assert_true(f.slot_prepared[6]); /* alg 101's best */
+    assert_true(f.slot_prepared[7]); /* inter 1 */
+    assert_true(f.slot_prepared[8]); /* leaders 4 */
+    assert_false(f.slot_prepared[9]); /* both changed */
+    assert_int_equal(f.calls, 9);
     assert_all_released(&f);
 }
 
@@ -940,6 +978,7 @@ int main(void)
         cmocka_unit_test(test_choose_measure),
         cmocka_unit_test(test_choose_measure_exact_tie),
         cmocka_unit_test(test_choose_measure_every_algorithm),
+        cmocka_unit_test(test_choose_measure_each_parameter),
         cmocka_unit_test(test_choose_time_limit),
         cmocka_unit_test(test_choose_single_candidate),
         cmocka_unit_test(test_choose_hook_errors),
