@@ -80,7 +80,8 @@ static void fprint(const struct plancoll_plan_s *plan, FILE *out)
     fprintf(out, "  predicted   %.2f us (%s model)\n", plan->predicted_us, plan->model_calibrated ? "calibrated" : "default");
     pc_model_fprint_marks(out, &plan->prob.shape);
     if (plan->measured_us >= 0)
-        fprintf(out, "  measured    %.2f us (median of per-execution maxima over ranks)\n", plan->measured_us);
+        fprintf(out, "  measured    %.2f us%s (median of per-execution maxima over ranks)\n", plan->measured_us,
+                plan->flags & PLANCOLL_OVERLAP ? " overlapped" : "");
     else
         fprintf(out, "  measured    not timed (PLANCOLL_MEASURE times candidates)\n");
     if (plan->runner_up[0]) fprintf(out, "  runner-up   %s, %.2f us\n", plan->runner_up, plan->runner_up_us);
