@@ -59,6 +59,7 @@ struct options {
     bool check, verbose, list;
     bool overlap;         /* --overlap: OSU's overlap method over the started forms (run_size_overlap) */
     bool progress_thread; /* --progress-thread: MPI_THREAD_MULTIPLE, and a plancoll column with the thread */
+    bool overlap_plan;    /* --overlap-plan: a plancoll column planned with PLANCOLL_OVERLAP */
     bool heap; /* --heap: buffers from plancoll_malloc (node-shared), for single-copy plans */
     const char *algorithm; /* NULL: the planner's choice; "all": every registered algorithm */
     unsigned rigor;        /* --rigor: the planner flag of the unforced plan (default PLANCOLL_ESTIMATE) */
@@ -893,7 +894,7 @@ static void run_size(struct bench *b, struct problem *pb, size_t bytes)
  * median of batch means): the t_pure batches of every implementation alternate first, then (each loop calibrated
  * to its implementation's median t_pure) the t_cpu and t_total batches of every implementation alternate. */
 
-#define MAX_OVERLAP_IMPLS 4
+#define MAX_OVERLAP_IMPLS 5
 
 enum overlap_phase { PHASE_PURE, PHASE_CPU, PHASE_TOTAL, PHASE_COUNT };
 
@@ -1120,13 +1121,14 @@ static void add_overlap_impl(struct overlap_impl *ims, int *n, enum kind kind, c
     for (int p = 0; p < PHASE_COUNT; p++) variant_reset_stats(&im->phase[p]);
 }
 
-/* Plans the started plan: PLANCOLL_NONBLOCKING added to --rigor, -a NAME forced if given, the progress thread when
- * thread is set (PLANCOLL_PROGRESS_THREAD=1 at its creation only: the other plans run without it). */
-static void plan_started(struct bench *b, struct problem *pb, bool thread, plancoll_plan *plan)
+/* Plans the started plan: PLANCOLL_NONBLOCKING (PLANCOLL_OVERLAP when for_overlap) added to --rigor, -a NAME forced
+ * if given, the progress thread when thread is set (PLANCOLL_PROGRESS_THREAD=1 at its creation only: the other plans
+ * run without it). */
+static void plan_started(struct bench *b, struct problem *pb, bool thread, bool for_overlap, plancoll_plan *plan)
 {
     struct options o = *b->opt;
     const struct options *saved = b->opt;
-    o.rigor |= PLANCOLL_NONBLOCKING;
+    o.rigor |= for_overlap ? PLANCOLL_OVERLAP | PLANCOLL_NONBLOCKING : PLANCOLL_NONBLOCKING;
     b->opt = &o;
     if (thread) setenv("PLANCOLL_PROGRESS_THREAD", "1", 1);
     const char *forced = o.algorithm && strcmp(o.algorithm, "all") != 0 ? o.algorithm : NULL;
@@ -1134,8 +1136,8 @@ static void plan_started(struct bench *b, struct problem *pb, bool thread, planc
     if (thread) unsetenv("PLANCOLL_PROGRESS_THREAD");
     b->opt = saved;
     if (rc != PLANCOLL_SUCCESS) {
-        fprintf(stderr, "[rank %d] plancoll plan (PLANCOLL_NONBLOCKING%s, %zu B): %s: %s\n", b->rank,
-                thread ? ", progress thread" : "", pb->bytes, plancoll_strerror(rc), plancoll_error_detail());
+        fprintf(stderr, "[rank %d] plancoll plan (PLANCOLL_NONBLOCKING%s%s, %zu B): %s: %s\n", b->rank,
+                for_overlap ? " | PLANCOLL_OVERLAP" : "", thread ? ", progress thread" : "", pb->bytes, plancoll_strerror(rc), plancoll_error_detail());
         die(b, "planning failed", 1);
     }
 }
@@ -1150,13 +1152,20 @@ static void run_size_overlap(struct bench *b, struct problem *pb, size_t bytes)
     int n = 0;
     char label[96];
     plancoll_plan plan;
-    plan_started(b, pb, false, &plan);
+    plan_started(b, pb, false, false, &plan);
     snprintf(label, sizeof label, "plancoll:%s", plancoll_plan_algorithm(plan));
     record_choice(b, bytes, plancoll_plan_algorithm(plan));
     add_overlap_impl(ims, &n, KIND_PLANCOLL, label);
     ims[n - 1].plan = plan;
+    if (o->overlap_plan) { /* the planner's choice for overlap next to its plain NONBLOCKING one */
+        plan_started(b, pb, false, true, &plan);
+        snprintf(label, sizeof label, "plancoll+overlap-plan:%s", plancoll_plan_algorithm(plan));
+        add_overlap_impl(ims, &n, KIND_PLANCOLL, label);
+        ims[n - 1].plan = plan;
+        if (o->verbose && b->rank == 0) plancoll_fprint_plan(plan, stdout);
+    }
     if (o->progress_thread) {
-        plan_started(b, pb, true, &plan);
+        plan_started(b, pb, true, false, &plan);
         snprintf(label, sizeof label, "plancoll+thread:%s", plancoll_plan_algorithm(plan));
         add_overlap_impl(ims, &n, KIND_PLANCOLL, label);
         ims[n - 1].plan = plan;
@@ -1309,7 +1318,9 @@ static void usage(FILE *f)
             "  --overlap        OSU's overlap benchmark of the started forms: plancoll_start (PLANCOLL_NONBLOCKING),\n"
             "                   MPI's nonblocking and persistent calls; t_pure, t_cpu, t_total, overlap %%\n"
             "  --progress-thread  with --overlap: MPI_THREAD_MULTIPLE, and a started plan with\n"
-            "                   PLANCOLL_PROGRESS_THREAD=1 as one more column\n");
+            "                   PLANCOLL_PROGRESS_THREAD=1 as one more column\n"
+            "  --overlap-plan   with --overlap: one more plancoll column planned with PLANCOLL_OVERLAP\n"
+            "                   (plancoll+overlap-plan), to compare with the PLANCOLL_NONBLOCKING choice\n");
 }
 
 static bool parse_size(const char *s, size_t *out)
@@ -1352,6 +1363,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         {"list", no_argument, NULL, 'l'},          {"config", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},          {"heap", no_argument, NULL, 'H'},
         {"overlap", no_argument, NULL, 'O'},       {"progress-thread", no_argument, NULL, 'T'},
+        {"overlap-plan", no_argument, NULL, 'Y'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -1374,6 +1386,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         case 'H': o->heap = true; break;
         case 'O': o->overlap = true; break;
         case 'T': o->progress_thread = true; break;
+        case 'Y': o->overlap_plan = true; break;
         case 'i':
             if (!parse_int(optarg, &o->min_iters) || o->min_iters < 1) return "-i wants a positive integer";
             break;
@@ -1424,6 +1437,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
     }
     /* The protocol's floors: fewer warm-ups or batches would not be a result (docs/measurement.md). */
     if (o->progress_thread && !o->overlap) return "--progress-thread goes with --overlap";
+    if (o->overlap_plan && !o->overlap) return "--overlap-plan goes with --overlap";
     if (o->warmup < MIN_WARMUP) o->warmup = MIN_WARMUP;
     if (o->batches < MIN_BATCHES) o->batches = MIN_BATCHES;
     if (o->algorithm && strcmp(o->algorithm, "all") != 0) {

@@ -91,6 +91,15 @@ PLANCOLL_API const char *plancoll_error_detail(void);
  * An algorithm that can only block would be left out too (its plancoll_start returns PLANCOLL_ERR_NOT_STARTABLE).
  * Combines with any rigor level. */
 #define PLANCOLL_NONBLOCKING (1u << 4)
+/* PLANCOLL_OVERLAP: the plan will be started and mostly overlapped with the caller's own computation (start,
+ * compute with a plancoll_test now and then, wait). Implies PLANCOLL_NONBLOCKING. The planner then prefers the
+ * candidate that keeps the caller's CPU free longest (fewest copies, reductions and steps the caller must do
+ * itself) over the one with the shortest critical path: ESTIMATE ranks candidates by their expected completion
+ * when the caller has compute to hide behind (docs/design.md, "Planning for overlap"), MEASURE times them
+ * overlapped (start, a fixed compute loop with tests, wait). A decision made for overlap is wisdom of its own: it
+ * never answers a plan without the flag, nor the other way round. plancoll_fprint_plan shows the busy and
+ * critical-path estimates. */
+#define PLANCOLL_OVERLAP (1u << 5)
 
 /* Bounds the time MEASURE, PATIENT and EXHAUSTIVE spend timing candidates in one plan call (FFTW's
  * fftw_set_timelimit): candidates are timed in the model's order of preference, and once the limit has passed

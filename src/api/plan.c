@@ -38,6 +38,7 @@ int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, planco
     pc_plan_tag_slot(p);
     p->rank = p->layout->rank;
     p->size = p->layout->size;
+    if (flags & PLANCOLL_OVERLAP) flags |= PLANCOLL_NONBLOCKING; /* an overlapped plan is started */
     p->flags = flags;
     p->ops = &pc_collective_plan_ops; /* another kind replaces it when it builds the plan */
     p->prob.coll = coll;
@@ -288,6 +289,16 @@ static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result 
     p->predicted_us = d->chosen.predicted_us;
     p->measured_us = d->chosen.measured_us;
     p->candidates = d->ncandidates;
+    p->busy_us = d->chosen.busy_us;
+    p->measured_other_us = d->chosen.measured_other_us;
+    if (d->has_execute_fastest) {
+        const struct pc_candidate *x = &d->execute_fastest;
+        snprintf(p->execute_fastest, sizeof p->execute_fastest, "%s", pc_algorithm_at(algs, x->alg)->name);
+        p->execute_fastest_predicted_us = x->predicted_us;
+        p->execute_fastest_busy_us = x->busy_us;
+        p->execute_fastest_overlapped_us = x->measured_us;
+        p->execute_fastest_us = x->measured_other_us;
+    }
     p->runner_up_us = -1;
     p->first_execution_us = -1;
     if (d->has_runner_up) {

@@ -62,6 +62,13 @@ struct pc_algorithm {
     /* Predicted time in microseconds of one execution under model m, written in the model's primitives
      * (base/model.h, exec/cost.h). Pure, as above: the problem, these parameters and m only. */
     double (*estimate)(const struct pc_problem *, const struct pc_params *, const struct pc_machine_model *m);
+    /* The caller's busy time in microseconds of one started execution (plancoll_start .. completion) under model
+     * m: the part of estimate's terms that the caller's CPU does itself (copies into and out of node-shared memory,
+     * local transposes and packing, reductions) plus the overhead of the calls that post and complete its steps
+     * and messages (pc_cost_busy_steps, exec/cost.h), as opposed to the time it spends waiting on the network or
+     * on peers. At most estimate. Pure, as estimate. NULL: unknown, taken as the whole estimate (the caller busy
+     * throughout), so that an algorithm without it is never preferred for overlap by default. */
+    double (*busy)(const struct pc_problem *, const struct pc_params *, const struct pc_machine_model *m);
     /* Prepares plan (its problem, params, layout, buffers and types are filled) and hangs the private state on
      * plan->impl. Collective over plan->comm. May allocate memory, create persistent requests, communicators
      * (the layout's leader communicators, pc_layout_comms, or its own MPI_Comm_split) and windows, take
@@ -113,7 +120,7 @@ struct pc_algorithm {
  * that will be started (PLANCOLL_NONBLOCKING), that it cannot run without blocking. Pure, as inapplicable. */
 static inline const char *pc_algorithm_refuses(const struct pc_algorithm *a, const struct pc_problem *p)
 {
-    if ((p->flags & PLANCOLL_NONBLOCKING) && !(a->start && a->advance))
+    if ((p->flags & (PLANCOLL_NONBLOCKING | PLANCOLL_OVERLAP)) && !(a->start && a->advance))
         return "it runs only blocking (waits inside its steps) and the plan is PLANCOLL_NONBLOCKING";
     return a->inapplicable ? a->inapplicable(p) : NULL;
 }
@@ -126,6 +133,16 @@ static inline const char *pc_algorithm_refuses(const struct pc_algorithm *a, con
 static inline bool pc_put_transport_offered(const struct pc_problem *p)
 {
     return p->shape.nnodes > 1 && !p->shape.oversubscribed && !(p->flags & PLANCOLL_NONBLOCKING);
+}
+
+/* The caller's busy time of a candidate (the busy function, or the whole estimate when the algorithm has none),
+ * clamped to [0, estimate]. */
+static inline double pc_algorithm_busy(const struct pc_algorithm *a, const struct pc_problem *p,
+                                       const struct pc_params *params, const struct pc_machine_model *m,
+                                       double estimate)
+{
+    double b = a->busy ? a->busy(p, params, m) : estimate;
+    return b < 0 ? 0 : b > estimate ? estimate : b;
 }
 
 /* A table of algorithms: what the planner chooses among. The planner knows algorithms only through the table it

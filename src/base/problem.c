@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "plancoll_codes.h"
+
 const char *pc_collective_name(enum pc_collective c)
 {
     switch (c) {
@@ -43,6 +45,14 @@ size_t pc_problem_key(const struct pc_problem *p, char *buf, size_t len)
                      p->type_id, p->op_id, p->commutative ? 1 : 0);
         break;
     default: n = snprintf(buf, len, "unknown"); break;
+    }
+    /* A plan made for overlap is another problem (another choice): its wisdom must not answer a plain request nor
+     * the reverse. The suffix is added only with the flag, so every key written before it existed still reads as
+     * the plain problem's. */
+    if (n >= 0 && (p->flags & PLANCOLL_OVERLAP)) {
+        size_t used = (size_t)n < len ? (size_t)n : (len > 0 ? len - 1 : 0);
+        int more = snprintf(buf + used, len > used ? len - used : 0, ":overlap=1");
+        n = more < 0 ? n : n + more;
     }
     return n < 0 ? 0 : (size_t)n;
 }

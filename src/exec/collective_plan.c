@@ -3,6 +3,8 @@
 #include "exec/registry.h"
 #include "exec/plan.h"
 
+#include <string.h>
+
 #include "planner/planner.h"
 #include "shm/layout.h"
 #include "shm/wait.h"
@@ -78,10 +80,32 @@ static void fprint(const struct plancoll_plan_s *plan, FILE *out)
     fprintf(out, "  predicted   %.2f us (%s model)\n", plan->predicted_us, plan->model_calibrated ? "calibrated" : "default");
     pc_model_fprint_marks(out, &plan->prob.shape);
     if (plan->measured_us >= 0)
-        fprintf(out, "  measured    %.2f us (median of per-execution maxima over ranks)\n", plan->measured_us);
+        fprintf(out, "  measured    %.2f us%s (median of per-execution maxima over ranks)\n", plan->measured_us,
+                plan->flags & PLANCOLL_OVERLAP ? " overlapped" : "");
     else
         fprintf(out, "  measured    not timed (PLANCOLL_MEASURE times candidates)\n");
     if (plan->runner_up[0]) fprintf(out, "  runner-up   %s, %.2f us\n", plan->runner_up, plan->runner_up_us);
+    if (plan->flags & PLANCOLL_OVERLAP) {
+        /* planned for overlap (docs/design.md, "Planning for overlap"): the choice against the plain rule's */
+        fprintf(out, "  overlap     busy %.2f us of %.2f us critical path", plan->busy_us, plan->predicted_us);
+        if (plan->measured_us >= 0) fprintf(out, "; measured start, compute, wait %.2f us", plan->measured_us);
+        if (plan->measured_other_us >= 0) fprintf(out, " (execute %.2f us)", plan->measured_other_us);
+        fputc('\n', out);
+        if (plan->execute_fastest[0]) {
+            fprintf(out, "              execute-fastest candidate %s would keep the caller busy %.2f us of %.2f us",
+                    plan->execute_fastest, plan->execute_fastest_busy_us, plan->execute_fastest_predicted_us);
+            if (plan->execute_fastest_overlapped_us >= 0)
+                fprintf(out, "; measured start, compute, wait %.2f us (execute %.2f us)",
+                        plan->execute_fastest_overlapped_us, plan->execute_fastest_us);
+            fputc('\n', out);
+        } else if (strcmp(plan->chosen_by, "wisdom") != 0) { /* wisdom keeps the choice, not the comparison */
+            fprintf(out, "              the execute-fastest candidate is this one\n");
+        }
+    } else if (plan->flags & PLANCOLL_NONBLOCKING) {
+        fprintf(out, "  started     busy %.2f us of %.2f us critical path", plan->busy_us, plan->predicted_us);
+        if (plan->measured_other_us >= 0) fprintf(out, "; measured start + wait %.2f us", plan->measured_other_us);
+        fputc('\n', out);
+    }
     /* The set-up in executions ([PlannedA2AV] found about 4): against the planner's measurement when there is one (a
      * median of maxima over ranks), else this rank's first execution, else the model's prediction. */
     const char *per_what = "measured";

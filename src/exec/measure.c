@@ -9,6 +9,7 @@
 
 #include "base/sizes.h"
 #include "shm/layout.h"
+#include "shm/wait.h"
 
 /* The bytes [*lo, *hi) that the plan's buffer on one side touches, relative to its address (sizes.h): the union of
  * every block's span. The plan's validation checked that every offset stays within 2^60 bytes. */
@@ -98,6 +99,93 @@ static void teardown_trial(struct pc_measure_trial *t)
 
 enum { MAX_PER_BATCH = PC_AGREE_MAX_VALUES, BATCH_US = 1000 };
 
+/* ---- started executions: start + wait, and OSU's overlapped form (docs/measurement.md) ---- */
+#define TEST_INTERVAL_US 5.0 /* compute between two tests of an overlapped execution, as plancoll-bench --overlap */
+
+static volatile double compute_sink;
+
+/* units iterations of a dependent floating-point chain: compute that stays in registers, as the benchmark's */
+static void compute_units(long units)
+{
+    double acc = compute_sink;
+    for (long i = 0; i < units; i++) acc = acc * 0.9999999 + 1.0;
+    compute_sink = acc;
+}
+
+/* This rank's compute units per microsecond, from a run of at least 2 ms (the benchmark's method, shorter). */
+static double compute_rate(void)
+{
+    for (long units = 1 << 12;; units *= 2) {
+        double t0 = MPI_Wtime();
+        compute_units(units);
+        double dt = (MPI_Wtime() - t0) * 1e6;
+        if (dt >= 2000 || units > (1L << 40)) return dt > 0 ? (double)units / dt : 1.0;
+    }
+}
+
+/* Drives a started execution to its end with the library's wait policy, as plancoll_wait does. */
+static int wait_started(struct plancoll_plan_s *trial)
+{
+    bool done;
+    int err = trial->alg->advance(trial, &done);
+    if (err || done) return err;
+    struct pc_waiter w;
+    pc_waiter_init(&w, trial->layout->wait_mode, trial->layout->oversubscribed);
+    for (;;) {
+        pc_waiter_pause(&w);
+        if ((err = trial->alg->advance(trial, &done)) || done) return err;
+    }
+}
+
+/* One started execution, timed in microseconds: start, then (overlapped) the compute loop with a test between its
+ * chunks, then the wait. */
+static int run_started(struct pc_measure_ctx *ctx, struct plancoll_plan_s *trial, bool overlapped, double *us)
+{
+    double t0 = MPI_Wtime();
+    int err = trial->alg->start(trial, trial->sendbuf, trial->recvbuf);
+    bool done = false;
+    for (long c = 0; overlapped && !err && c < ctx->compute_chunks; c++) {
+        compute_units(ctx->chunk_units);
+        if (!done) err = trial->alg->advance(trial, &done);
+    }
+    if (!err && !done) err = wait_started(trial);
+    *us = (MPI_Wtime() - t0) * 1e6;
+    return err;
+}
+
+/* PLANCOLL_OVERLAP, at the first trial: the compute length from 5 executions of that trial (the median of their
+ * maxima over ranks; agreed, so every rank computes for the same time), in chunks of TEST_INTERVAL_US. */
+static int fix_compute(struct pc_measure_ctx *ctx, struct plancoll_plan_s *trial)
+{
+    enum { RUNS = 5 };
+    uint64_t bits[RUNS] = {0};
+    int err = PLANCOLL_SUCCESS;
+    for (int i = 0; i < RUNS && !err; i++) {
+        double t0 = MPI_Wtime();
+        err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+        double took = (MPI_Wtime() - t0) * 1e6;
+        if (!(took > 0)) took = 0;
+        memcpy(&bits[i], &took, sizeof took);
+    }
+    err = pc_agree_failure_max(ctx->plan->layout, err, bits, RUNS, NULL,
+                               "another rank failed (see its plancoll_error_detail)");
+    if (err) return err;
+    double t[RUNS];
+    for (int i = 0; i < RUNS; i++) memcpy(&t[i], &bits[i], sizeof t[i]);
+    for (int i = 1; i < RUNS; i++) /* insertion sort of five */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    ctx->compute_us = t[RUNS / 2] > 0 ? t[RUNS / 2] : 1.0;
+    double rate = compute_rate();
+    ctx->chunk_units = (long)(TEST_INTERVAL_US * rate) > 0 ? (long)(TEST_INTERVAL_US * rate) : 1;
+    ctx->compute_chunks = (long)(ctx->compute_us / TEST_INTERVAL_US + 0.5);
+    if (ctx->compute_chunks < 1) ctx->compute_chunks = 1;
+    return PLANCOLL_SUCCESS;
+}
+
 static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
 {
     struct pc_measure_ctx *ctx = hook_ctx;
@@ -134,6 +222,12 @@ static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
         teardown_trial(t);
         return err;
     }
+    if ((p->flags & PLANCOLL_OVERLAP) && ctx->compute_us <= 0 && (err = fix_compute(ctx, &t->plan))) {
+        teardown_trial(t);
+        return err;
+    }
+    /* an overlapped execution lasts about the compute and its plain twin more: the batch's executions count double */
+    if (p->flags & PLANCOLL_OVERLAP) warm_max += ctx->compute_us;
     int per = warm_max > 0 ? (int)(BATCH_US / warm_max) : MAX_PER_BATCH;
     t->per_batch = per < 1 ? 1 : per > MAX_PER_BATCH ? MAX_PER_BATCH : per;
     ctx->trials[slot] = t;
@@ -155,24 +249,44 @@ static int batch(void *hook_ctx, int slot, double *us)
     if (!err) err = rc;
     /* Per-execution times travel as the bits of non-negative doubles, which order as the doubles do, so the
      * agreement's one MAX allreduce carries both the failure flag and the maxima over ranks. */
-    uint64_t bits[MAX_PER_BATCH] = {0};
-    for (int i = 0; i < t->per_batch && !err; i++) {
-        double t0 = MPI_Wtime();
-        err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
-        double took = (MPI_Wtime() - t0) * 1e6;
+    /* A started plan is also timed started (pc_planner_hooks.batch's us[1]). PLANCOLL_OVERLAP: each execution
+     * overlapped (us[0], which decides) and plain (us[1]), alternating. PLANCOLL_NONBLOCKING: executions alternate
+     * between execute (us[0]) and start + wait (us[1]), which should match: execute is start + wait (steps.c). */
+    const bool overlap = (p->flags & PLANCOLL_OVERLAP) != 0;
+    const bool started = (p->flags & PLANCOLL_NONBLOCKING) && trial->alg->start && trial->alg->advance;
+    const int runs = overlap ? 2 * t->per_batch : started && t->per_batch < 2 ? 2 : t->per_batch;
+    uint64_t bits[2 * MAX_PER_BATCH] = {0};
+    for (int i = 0; i < runs && !err; i++) {
+        const bool odd = (i & 1) != 0;
+        double took = 0;
+        if (overlap && !odd) err = run_started(ctx, trial, true, &took);
+        else if (!overlap && started && odd) err = run_started(ctx, trial, false, &took);
+        else {
+            double t0 = MPI_Wtime();
+            err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+            took = (MPI_Wtime() - t0) * 1e6;
+        }
         if (!(took > 0)) took = 0;
         memcpy(&bits[i], &took, sizeof took);
     }
-    err = pc_agree_failure_max(p->layout, err, bits, t->per_batch, NULL,
-                               "another rank failed (see its plancoll_error_detail)");
+    /* at most PC_AGREE_MAX_VALUES values per agreement: the second half in a second one */
+    int first = runs < MAX_PER_BATCH ? runs : MAX_PER_BATCH;
+    err = pc_agree_failure_max(p->layout, err, bits, first, NULL, "another rank failed (see its plancoll_error_detail)");
+    if (!err && runs > first)
+        err = pc_agree_failure_max(p->layout, err, bits + first, runs - first, NULL,
+                                   "another rank failed (see its plancoll_error_detail)");
     if (err) return err;
-    double sum = 0;
-    for (int i = 0; i < t->per_batch; i++) {
+    double sum[2] = {0, 0};
+    int count[2] = {0, 0};
+    for (int i = 0; i < runs; i++) {
         double took;
         memcpy(&took, &bits[i], sizeof took);
-        sum += took;
+        int which = (overlap || started) ? (i & 1) : 0;
+        sum[which] += took;
+        count[which]++;
     }
-    *us = sum / t->per_batch;
+    us[0] = sum[0] / count[0];
+    if (count[1] > 0) us[1] = sum[1] / count[1];
     return PLANCOLL_SUCCESS;
 }
 

@@ -16,6 +16,11 @@ struct pc_measure_ctx {
     size_t sbytes, rbytes;
     char *sbuf, *rbuf;     /* the buffers' addresses (element 0), sraw/rraw minus their lowest offset */
     struct pc_measure_trial *trials[PC_MAX_CANDIDATES]; /* by slot: the trial plans set up (NULL: none) */
+    /* PLANCOLL_OVERLAP: the compute every overlapped execution hides behind, the same for every candidate: the
+     * execute time (median of 5, maxima over ranks) of the first trial set up, which the planner makes the
+     * candidate of the shortest predicted critical path; 0 until then. compute_chunks chunks of chunk_units. */
+    double compute_us;
+    long compute_chunks, chunk_units;
 };
 void pc_measure_hooks(struct pc_measure_ctx *ctx, struct plancoll_plan_s *p, struct pc_planner_hooks *hooks);
 void pc_measure_release(struct pc_measure_ctx *ctx);

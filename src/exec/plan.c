@@ -27,7 +27,8 @@ void pc_plan_free(struct plancoll_plan_s *p)
 int pc_check_flags(unsigned flags)
 {
     const unsigned known =
-        PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY | PLANCOLL_NONBLOCKING;
+        PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY | PLANCOLL_NONBLOCKING |
+        PLANCOLL_OVERLAP;
     if (flags & ~known) return pc_error(PLANCOLL_ERR_FLAGS, "unknown planner flag bits 0x%x", flags & ~known);
     unsigned rigor = flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
     if (rigor & (rigor - 1))

@@ -101,6 +101,12 @@ struct plancoll_plan_s {
     double runner_up_us;
     bool runner_up_tied;  /* within the measurement's noise of the chosen one: the model broke the tie */
     double tie_noise_pct; /* that noise, ± percent */
+    /* started plans: the caller's busy estimate of the choice; the other measured time (< 0: none; planner.h
+     * pc_candidate.measured_other_us); PLANCOLL_OVERLAP: the candidate with the shortest critical path when it is
+     * not the choice (execute_fastest[0] "" otherwise), its estimates and its measured times (< 0: not timed) */
+    double busy_us, measured_other_us;
+    char execute_fastest[64];
+    double execute_fastest_predicted_us, execute_fastest_busy_us, execute_fastest_overlapped_us, execute_fastest_us;
     int candidates;
     double setup_seconds;
     unsigned long long executions;

@@ -164,6 +164,16 @@ static void params_apply(struct pc_params *v, const struct pc_forced *f)
     if (f->mask & PC_PARAM_INTER) v->inter = f->params.inter;
 }
 
+/* The model's figures of candidate c (its algorithm and parameters set): critical path and caller's busy time. */
+static void predict(const struct pc_algorithm *a, const struct pc_problem *p, const struct pc_machine_model *m,
+                    struct pc_candidate *c)
+{
+    c->predicted_us = a->estimate ? a->estimate(p, &c->params, m) : 0.0;
+    c->busy_us = pc_algorithm_busy(a, p, &c->params, m, c->predicted_us);
+    c->measured_other_us = -1.0;
+    c->rank_us = c->predicted_us;
+}
+
 int pc_enumerate_forced(const struct pc_algorithm_table *algs, const struct pc_problem *p,
                         const struct pc_forced *forced, int nforced, const struct pc_machine_model *m,
                         struct pc_candidate *out, int max, int *n)
@@ -181,7 +191,7 @@ int pc_enumerate_forced(const struct pc_algorithm_table *algs, const struct pc_p
         for (int v = 0; v < nv && *n < max; v++) {
             if (!params_match(&variants[v], &forced[i])) continue;
             out[*n] = (struct pc_candidate){.alg = forced[i].alg, .params = variants[v], .measured_us = -1.0};
-            out[*n].predicted_us = a->estimate ? a->estimate(p, &variants[v], m) : 0.0;
+            predict(a, p, m, &out[*n]);
             (*n)++;
             kept++;
         }
@@ -189,7 +199,7 @@ int pc_enumerate_forced(const struct pc_algorithm_table *algs, const struct pc_p
             struct pc_params v = nv > 0 ? variants[0] : (struct pc_params){0};
             params_apply(&v, &forced[i]);
             out[*n] = (struct pc_candidate){.alg = forced[i].alg, .params = v, .measured_us = -1.0};
-            out[*n].predicted_us = a->estimate ? a->estimate(p, &v, m) : 0.0;
+            predict(a, p, m, &out[*n]);
             (*n)++;
         }
     }
@@ -217,10 +227,8 @@ int pc_enumerate(const struct pc_algorithm_table *algs, const struct pc_problem 
         if (a->variants) nv = a->variants(p, variants, PC_MAX_VARIANTS);
         for (int v = 0; v < nv && *n < max; v++) {
             struct pc_candidate *c = &out[(*n)++];
-            c->alg = idx;
-            c->params = variants[v];
-            c->predicted_us = a->estimate ? a->estimate(p, &variants[v], m) : 0.0;
-            c->measured_us = -1.0;
+            *c = (struct pc_candidate){.alg = idx, .params = variants[v], .measured_us = -1.0};
+            predict(a, p, m, c);
         }
     }
     if (*n == 0) return pc_error(PLANCOLL_ERR_INAPPLICABLE, "no algorithm can run this %s", pc_collective_name(p->coll));
@@ -280,7 +288,11 @@ static void print_table(FILE *out, const struct pc_algorithm_table *algs, const 
         pc_params_format(&c[i].params, a ? a->params : 0, params, sizeof params);
         fprintf(out, "  %c %-30s %-24s predicted %10.2f us", i == chosen ? '*' : ' ', a ? a->name : "?",
                 params, c[i].predicted_us);
-        if (c[i].measured_us >= 0) fprintf(out, "  measured %10.2f us", c[i].measured_us);
+        if (p->flags & PLANCOLL_OVERLAP) fprintf(out, "  busy %10.2f us  overlap rank %10.2f us", c[i].busy_us, c[i].rank_us);
+        if (c[i].measured_us >= 0)
+            fprintf(out, "  measured %10.2f us%s", c[i].measured_us, p->flags & PLANCOLL_OVERLAP ? " overlapped" : "");
+        if (c[i].measured_other_us >= 0)
+            fprintf(out, "  %s %10.2f us", p->flags & PLANCOLL_OVERLAP ? "execute" : "start+wait", c[i].measured_other_us);
         fputc('\n', out);
     }
 }
@@ -312,6 +324,7 @@ struct race {
     bool alive[PC_MAX_CANDIDATES];    /* its trial plan is set up */
     int batches[PC_MAX_CANDIDATES];
     double t[PC_MAX_CANDIDATES][PC_MAX_ROUNDS]; /* t[i][r]: candidate i's batch in round r (batch r when sequential) */
+    double other[PC_MAX_CANDIDATES][PC_MAX_ROUNDS]; /* the batch's other time of a started plan (< 0: none) */
     double start;                     /* for plancoll_set_timelimit */
     bool timed_once;                  /* the first batch is timed whatever the limit */
 };
@@ -365,6 +378,16 @@ static double median_time(const struct race *r, int i)
     return s[r->batches[i] / 2];
 }
 
+/* The median of candidate i's other times (-1 when a batch had none). */
+static double median_other(const struct race *r, int i)
+{
+    double s[PC_MAX_ROUNDS];
+    for (int b = 0; b < r->batches[i]; b++)
+        if ((s[b] = r->other[i][b]) < 0) return -1.0;
+    qsort(s, (size_t)r->batches[i], sizeof s[0], cmp_double);
+    return s[r->batches[i] / 2];
+}
+
 /* The timed, undropped candidate with the lowest median time (the earlier in timing order on equal medians). */
 static int race_leader(const struct race *r)
 {
@@ -413,10 +436,11 @@ static int race_batch(struct race *r, const struct pc_candidate *local, int i)
         if (err) return err;
         r->alive[i] = true;
     }
-    double us = 0;
-    int err = r->hooks->batch(r->hooks->ctx, i, &us);
+    double us[2] = {0, -1.0};
+    int err = r->hooks->batch(r->hooks->ctx, i, us);
     if (err) return err;
-    r->t[i][r->batches[i]++] = us;
+    r->other[i][r->batches[i]] = us[1];
+    r->t[i][r->batches[i]++] = us[0];
     r->timed_once = true;
     return PLANCOLL_SUCCESS;
 }
@@ -536,8 +560,8 @@ static void race_verdict(const struct race *r, const struct pc_algorithm_table *
             continue;
         in_tie[i] = *tied = true;
         const struct pc_candidate *a = &local[i], *b = &local[*chosen];
-        if (a->predicted_us < b->predicted_us ||
-            (a->predicted_us == b->predicted_us && complexity(algs, a->alg) < complexity(algs, b->alg)))
+        if (a->rank_us < b->rank_us ||
+            (a->rank_us == b->rank_us && complexity(algs, a->alg) < complexity(algs, b->alg)))
             *chosen = i;
     }
     if (*tied && *chosen != leader) {
@@ -572,20 +596,28 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
     for (int k = 0; k < budget && k < n; k++) {
         int pick = -1;
         for (int i = 0; i < n; i++)
-            if (!finalist[i] && (pick < 0 || local[i].predicted_us < local[pick].predicted_us)) pick = i;
+            if (!finalist[i] && (pick < 0 || local[i].rank_us < local[pick].rank_us)) pick = i;
         finalist[pick] = true;
     }
+    /* Timed overlapped, every candidate computes as long as the shortest predicted critical path's candidate takes
+     * to execute (measure.c fixes it at the first trial set up): that candidate is a finalist, and timed first. */
+    const bool overlap = (p->flags & PLANCOLL_OVERLAP) != 0;
+    int shortest = 0;
+    for (int i = 1; i < n; i++)
+        if (local[i].predicted_us < local[shortest].predicted_us) shortest = i;
+    if (overlap) finalist[shortest] = true;
     /* And each algorithm's most promising variant, and for each of its parameters the most promising variant with
      * another value of that parameter (one step along each parameter from the algorithm's best: the best with 4
      * leaders when 2 lead, the best over reduce-scatter when recursive doubling leads, ...). A model error between
      * two algorithms, or between two values of one parameter, then costs a timing, never the right choice: the
      * model ranks an algorithm's variants better than it ranks algorithms against each other, but not always
      * across a parameter's values (at 8 ranks on 2 nodes it put allreduce.dpml with 4 leaders 60% behind 2, which
-     * ran 28% faster). At most 1 + (number of parameters) timings per algorithm. */
+     * ran 28% faster). At most 1 + (number of parameters) timings per algorithm. "Most promising" is the rank the
+     * rigor uses (rank_us: the prediction, or the overlap rule's rank). */
     for (int i = 0; i < n; i++) {
         int top = i;
         for (int j = 0; j < n; j++)
-            if (local[j].alg == local[i].alg && local[j].predicted_us < local[top].predicted_us) top = j;
+            if (local[j].alg == local[i].alg && local[j].rank_us < local[top].rank_us) top = j;
         if (top != i) continue; /* once per algorithm, from its best variant */
         finalist[top] = true;
         const struct pc_params *a = &local[top].params;
@@ -596,8 +628,7 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
                 if (local[j].alg != local[top].alg) continue;
                 const struct pc_params *b = &local[j].params;
                 const int values[] = {b->leaders, b->placement, b->segments, b->transport, b->radix, b->inter};
-                if (values[f] != best_values[f] && (pick < 0 || local[j].predicted_us < local[pick].predicted_us))
-                    pick = j;
+                if (values[f] != best_values[f] && (pick < 0 || local[j].rank_us < local[pick].rank_us)) pick = j;
             }
             if (pick >= 0) finalist[pick] = true;
         }
@@ -617,8 +648,9 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
             for (int i = 0; i < n; i++) {
                 if (!finalist[i] || placed[i]) continue;
                 if (pass == 1 && !is_native(algs, local[i].alg)) continue;
-                if (pick < 0 || local[i].predicted_us < local[pick].predicted_us) pick = i;
+                if (pick < 0 || local[i].rank_us < local[pick].rank_us) pick = i;
             }
+            if (pass == 0 && overlap) pick = shortest;
             if (pick < 0) break;
             placed[pick] = true;
             r.running[pick] = true;
@@ -629,7 +661,10 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
     race_release_all(&r); /* after an error too: every rank took the same path here */
     if (err) return err;
     for (int i = 0; i < n; i++)
-        if (r.batches[i] > 0) local[i].measured_us = median_time(&r, i);
+        if (r.batches[i] > 0) {
+            local[i].measured_us = median_time(&r, i);
+            local[i].measured_other_us = median_other(&r, i);
+        }
     bool tied;
     race_verdict(&r, algs, local, best, second, &tied);
     /* Every rank holds the same maxima, but rank 0 decides so that a verdict reached differently by rounding can
@@ -661,6 +696,11 @@ int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p,
     if (n > PC_MAX_CANDIDATES) n = PC_MAX_CANDIDATES;
     out->ncandidates = n;
     memcpy(local, cands, sizeof(struct pc_candidate) * (size_t)n);
+    const bool overlap = (p->flags & PLANCOLL_OVERLAP) != 0;
+    double compute_us = local[0].predicted_us;
+    for (int i = 1; i < n; i++)
+        if (local[i].predicted_us < compute_us) compute_us = local[i].predicted_us;
+    for (int i = 0; i < n; i++) local[i].rank_us = overlap ? pc_overlap_cost(&local[i], compute_us) : local[i].predicted_us;
 
     int best = 0, second = -1;
     if ((p->flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE)) && n > 1) {
@@ -669,7 +709,7 @@ int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p,
         out->how = forced ? "forced, measured" : "measured";
     } else {
         for (int i = 1; i < n; i++)
-            if (local[i].predicted_us < local[best].predicted_us) best = i;
+            if (local[i].rank_us < local[best].rank_us) best = i;
         /* Every rank computed the same predictions from agreed inputs; rank 0's choice is still the one taken,
          * so that no difference in floating point or environment can ever split the ranks. */
         if (n > 1 && hooks) {
@@ -678,10 +718,25 @@ int pc_choose(const struct pc_algorithm_table *algs, const struct pc_problem *p,
             if (best < 0 || best >= n) return pc_error(PLANCOLL_ERR_MISMATCH, "rank 0 chose candidate %d of %d", best, n);
         }
         for (int i = 0; i < n; i++)
-            if (i != best && (second < 0 || local[i].predicted_us < local[second].predicted_us)) second = i;
+            if (i != best && (second < 0 || local[i].rank_us < local[second].rank_us)) second = i;
         out->how = forced ? (n == 1 ? "forced" : "forced, estimate") : "estimate";
     }
     out->chosen = local[best];
+    if (overlap) {
+        /* the plain rule's choice: the shortest measured execute time among the timed candidates, else the estimate */
+        int fastest = -1;
+        for (int i = 0; i < n; i++)
+            if (local[i].measured_other_us >= 0 &&
+                (fastest < 0 || local[i].measured_other_us < local[fastest].measured_other_us))
+                fastest = i;
+        if (fastest < 0)
+            for (int i = 0; i < n; i++)
+                if (fastest < 0 || local[i].predicted_us < local[fastest].predicted_us) fastest = i;
+        if (fastest != best) {
+            out->has_execute_fastest = true;
+            out->execute_fastest = local[fastest];
+        }
+    }
     if (second >= 0) {
         out->has_runner_up = true;
         out->runner_up = local[second];

@@ -15,9 +15,25 @@
 struct pc_candidate {
     int alg; /* index in the algorithm table */
     struct pc_params params;
-    double predicted_us;
-    double measured_us; /* < 0 when not measured */
+    double predicted_us; /* the estimate: the critical path of one execution */
+    double busy_us;      /* of it, the caller's busy time when started (pc_algorithm_busy) */
+    double measured_us; /* < 0 when not measured; under PLANCOLL_OVERLAP the overlapped time (start, compute, wait) */
+    /* The other time MEASURE takes of a started plan (< 0 when not taken): with PLANCOLL_OVERLAP the plain execute
+     * time, else for a PLANCOLL_NONBLOCKING plan start + wait (which should match execute). */
+    double measured_other_us;
+    double rank_us; /* what pc_choose ranks by: predicted_us, or pc_overlap_cost under PLANCOLL_OVERLAP */
 };
+
+/* PLANCOLL_OVERLAP's rank of a candidate (docs/design.md, "Planning for overlap"): its expected completion when
+ * the caller starts it, computes for `compute_us` (the shortest critical path among the candidates: the compute
+ * that hides the fastest candidate wholly) and waits, less that compute: the caller's CPU is busy for compute + busy
+ * and the collective cannot end before its critical path, so the completion is max(compute + busy, critical path)
+ * and the time the overlap cannot hide is max(busy, critical path - compute). */
+static inline double pc_overlap_cost(const struct pc_candidate *c, double compute_us)
+{
+    double behind = c->predicted_us - compute_us;
+    return c->busy_us > behind ? c->busy_us : behind;
+}
 
 /* The most rounds a race runs (EXHAUSTIVE's maximum, planner.c rigor_rounds). */
 #define PC_MAX_ROUNDS 45
@@ -31,8 +47,10 @@ struct pc_planner_hooks {
      * failure on every rank alike: PLANCOLL_ERR_NOMEM on every rank when some rank lacked memory (node-shared
      * included) and none failed otherwise, so that all ranks can fall back alike. A failed slot needs no release. */
     int (*prepare)(void *ctx, int slot, const struct pc_candidate *c);
-    /* Times one batch of back-to-back executions of slot's trial plan: *us receives the batch's mean of the
-     * per-execution maxima over ranks, in microseconds, the same value on every rank. Returns a plancoll code. */
+    /* Times one batch of back-to-back executions of slot's trial plan: us[0] receives the batch's mean of the
+     * per-execution maxima over ranks, in microseconds, the same value on every rank: for a PLANCOLL_OVERLAP plan
+     * of overlapped executions (start, the compute loop with tests, wait). us[1], -1 on entry, may receive the
+     * other time of a started plan the same way (pc_candidate.measured_other_us). Returns a plancoll code. */
     int (*batch)(void *ctx, int slot, double *us);
     /* Tears slot's trial plan down. */
     void (*release)(void *ctx, int slot);
@@ -86,6 +104,10 @@ struct pc_decision {
      * candidate measured fastest when the model's preference won, else the closest tied one. */
     bool runner_up_tied;
     double tie_noise_pct; /* how far that interval reaches from 1, in percent (the noise's "±N%") */
+    /* PLANCOLL_OVERLAP: the candidate with the shortest critical path (measured execute time when measured, else
+     * the estimate), which the plain rule would have chosen, when it is not the chosen one. */
+    bool has_execute_fastest;
+    struct pc_candidate execute_fastest;
     int ncandidates;
     const char *how; /* "forced", "estimate", "measured", "wisdom" */
     bool time_limited; /* plancoll_set_timelimit stopped the timing before every chosen candidate ran */

@@ -462,6 +462,173 @@ static void test_estimate_skips_wisdom(void **state)
     assert_int_equal(r.decision.chosen.alg, FIXED);
 }
 
+/* ---- planning for overlap (PLANCOLL_OVERLAP, docs/design.md "Planning for overlap") ----------------------------
+ * Two startable algorithms: "quick" has the shorter critical path (100 us) but keeps the caller busy 80 us of it
+ * (copies, reductions); "idle" takes 110 us and needs the caller 10 us. "unknown" has no busy function (taken as
+ * busy throughout) and a 105 us critical path. The plain rule takes quick; the overlap rule, with the compute of
+ * the shortest critical path (100 us) to hide behind, ranks max(busy, cp - 100): quick 80, unknown 105, idle 10. */
+static double quick_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 100.0;
+}
+static double quick_busy(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 80.0;
+}
+static double idle_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 110.0;
+}
+static double idle_busy(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 10.0;
+}
+static double unknown_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 105.0;
+}
+/* never called: the planner only needs to see that the algorithms can be started */
+static int no_start(struct plancoll_plan_s *plan, const void *s, void *r)
+{
+    (void)plan, (void)s, (void)r;
+    return PLANCOLL_ERR_ARGUMENT;
+}
+static int no_advance(struct plancoll_plan_s *plan, bool *done)
+{
+    (void)plan;
+    *done = true;
+    return PLANCOLL_ERR_ARGUMENT;
+}
+static const struct pc_algorithm ov_quick = {.name = "allreduce.quick", .collective = PC_ALLREDUCE,
+                                             .estimate = quick_estimate, .busy = quick_busy,
+                                             .start = no_start, .advance = no_advance};
+static const struct pc_algorithm ov_idle = {.name = "allreduce.idle", .collective = PC_ALLREDUCE,
+                                            .estimate = idle_estimate, .busy = idle_busy,
+                                            .start = no_start, .advance = no_advance};
+static const struct pc_algorithm ov_unknown = {.name = "allreduce.unknown", .collective = PC_ALLREDUCE,
+                                               .estimate = unknown_estimate, .start = no_start, .advance = no_advance};
+enum { OV_UNKNOWN, OV_IDLE, OV_QUICK, OV_NALGS }; /* quick last: a first-wins tie break cannot pick it by accident */
+static const struct pc_algorithm *const ov_entries[OV_NALGS] = {&ov_unknown, &ov_idle, &ov_quick};
+static const struct pc_algorithm_table ov_table = {ov_entries, OV_NALGS};
+
+/* ESTIMATE: the overlap rule prefers the lower-busy candidate over the slightly faster one; the plain rule (and a
+ * NONBLOCKING plan that is not for overlap) does not. The decision names the plain rule's choice for fprint. */
+static void test_overlap_estimate(void **state)
+{
+    (void)state;
+    const unsigned flag_sets[] = {0, PLANCOLL_NONBLOCKING, PLANCOLL_OVERLAP | PLANCOLL_NONBLOCKING};
+    for (int f = 0; f < 3; f++) {
+        struct script s;
+        struct pc_decide_hooks h = hooks_of(&s);
+        struct pc_problem p = problem(PC_ALLREDUCE, flag_sets[f]);
+        struct pc_machine_model m = agreed_model();
+        struct pc_decide_input in = {.algs = &ov_table, .problem = &p, .model = &m};
+        struct pc_decide_result r;
+        assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+        assert_string_equal(r.decision.how, "estimate");
+        bool overlap = (flag_sets[f] & PLANCOLL_OVERLAP) != 0;
+        assert_int_equal(r.decision.chosen.alg, overlap ? OV_IDLE : OV_QUICK);
+        assert_true(r.decision.chosen.busy_us == (overlap ? 10.0 : 80.0));
+        assert_int_equal(r.decision.has_execute_fastest, overlap);
+        if (overlap) {
+            assert_int_equal(r.decision.execute_fastest.alg, OV_QUICK);
+            assert_true(r.decision.execute_fastest.busy_us == 80.0);
+            assert_true(r.decision.chosen.rank_us == 10.0);         /* max(10, 110 - 100) */
+            assert_true(r.decision.execute_fastest.rank_us == 80.0); /* max(80, 100 - 100) */
+        }
+        assert_int_equal(s.measure_calls, 0);
+    }
+}
+
+/* An algorithm without a busy function counts as busy for its whole critical path. */
+static void test_overlap_unknown_busy(void **state)
+{
+    (void)state;
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_OVERLAP | PLANCOLL_NONBLOCKING);
+    struct pc_machine_model m = agreed_model();
+    struct pc_candidate c[OV_NALGS];
+    int n = 0;
+    assert_int_equal(pc_enumerate(&ov_table, &p, NULL, 0, &m, c, OV_NALGS, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, OV_NALGS);
+    assert_int_equal(c[OV_UNKNOWN].alg, OV_UNKNOWN);
+    assert_true(c[OV_UNKNOWN].busy_us == 105.0);
+    assert_true(pc_overlap_cost(&c[OV_UNKNOWN], 100.0) == 105.0);
+}
+
+/* Scripted overlapped timing: us[0] the overlapped time (start, compute, wait), us[1] the plain execute time. */
+static const double ov_overlapped[OV_NALGS] = {[OV_UNKNOWN] = 205, [OV_IDLE] = 112, [OV_QUICK] = 181};
+static const double ov_execute[OV_NALGS] = {[OV_UNKNOWN] = 104, [OV_IDLE] = 109, [OV_QUICK] = 99};
+static int ov_slot_alg[PC_MAX_CANDIDATES], ov_first_prepared;
+
+static int ov_prepare(void *ctx, int slot, const struct pc_candidate *c)
+{
+    struct script *s = ctx;
+    if (s->measure_calls++ == 0) ov_first_prepared = c->alg;
+    ov_slot_alg[slot] = c->alg;
+    return PLANCOLL_SUCCESS;
+}
+
+static int ov_batch(void *ctx, int slot, double *us)
+{
+    (void)ctx;
+    assert_true(us[1] == -1.0); /* the planner's promise to hooks that have no second time */
+    us[0] = ov_overlapped[ov_slot_alg[slot]];
+    us[1] = ov_execute[ov_slot_alg[slot]];
+    return PLANCOLL_SUCCESS;
+}
+
+/* MEASURE under PLANCOLL_OVERLAP: the candidate of the shortest predicted critical path is timed first (its execute
+ * time sets the compute every candidate hides behind), the smallest overlapped time wins, the execute times are
+ * kept, and the execute-fastest candidate is named. Without the flag the same timings pick by us[0] alone. */
+static void test_overlap_measure(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    h.choose.prepare = ov_prepare;
+    h.choose.batch = ov_batch;
+    struct pc_problem p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE | PLANCOLL_OVERLAP | PLANCOLL_NONBLOCKING);
+    struct pc_machine_model m = agreed_model();
+    struct pc_decide_input in = {.algs = &ov_table, .problem = &p, .model = &m};
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_string_equal(r.decision.how, "measured");
+    assert_int_equal(ov_first_prepared, OV_QUICK);
+    assert_int_equal(r.decision.chosen.alg, OV_IDLE);
+    assert_true(r.decision.chosen.measured_us == 112.0);
+    assert_true(r.decision.chosen.measured_other_us == 109.0);
+    assert_true(r.decision.has_execute_fastest);
+    assert_int_equal(r.decision.execute_fastest.alg, OV_QUICK);
+    assert_true(r.decision.execute_fastest.measured_us == 181.0);
+    assert_true(r.decision.execute_fastest.measured_other_us == 99.0);
+}
+
+/* A decision for overlap is wisdom of its own: the keys differ, the plain key is the one written before the flag
+ * existed, and neither answers the other. */
+static void test_overlap_wisdom_key(void **state)
+{
+    (void)state;
+    struct pc_problem plain = problem(PC_ALLREDUCE, PLANCOLL_MEASURE | PLANCOLL_NONBLOCKING);
+    struct pc_problem over = problem(PC_ALLREDUCE, PLANCOLL_MEASURE | PLANCOLL_OVERLAP | PLANCOLL_NONBLOCKING);
+    char kp[160], ko[160];
+    pc_problem_key(&plain, kp, sizeof kp);
+    pc_problem_key(&over, ko, sizeof ko);
+    assert_string_equal(kp, "allreduce:P=4:nodes=2:ppn=2-2:count=100:elem=8:type=0:op=0:comm=0");
+    assert_string_equal(ko, "allreduce:P=4:nodes=2:ppn=2-2:count=100:elem=8:type=0:op=0:comm=0:overlap=1");
+    pc_wisdom_clear();
+    struct pc_wisdom_entry e = entry("allreduce.idle", 0, 112.0);
+    snprintf(e.key, sizeof e.key, "%s", ko);
+    assert_int_equal(pc_wisdom_store(&e), PLANCOLL_SUCCESS);
+    assert_null(pc_wisdom_lookup(kp, PLANCOLL_MEASURE));
+    assert_non_null(pc_wisdom_lookup(ko, PLANCOLL_MEASURE));
+    pc_wisdom_clear();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +644,10 @@ int main(void)
         cmocka_unit_test(test_wisdom_failure),
         cmocka_unit_test(test_measure_uses_hooks),
         cmocka_unit_test(test_estimate_skips_wisdom),
+        cmocka_unit_test(test_overlap_estimate),
+        cmocka_unit_test(test_overlap_unknown_busy),
+        cmocka_unit_test(test_overlap_measure),
+        cmocka_unit_test(test_overlap_wisdom_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

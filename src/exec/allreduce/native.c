@@ -9,6 +9,7 @@
  * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks. */
 #include "exec/allreduce/common.h"
 #include "exec/native_request.h"
+#include "exec/busy.h"
 
 static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
@@ -50,12 +51,22 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_allreduce_native_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
 }
 
+
+/* Busy (exec/busy.h): MPI reduces inside the caller's tests, with MPICH's choice of schedule (as the estimate). */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    double n = (double)p->count * (double)p->elem_bytes;
+    return pc_busy_allreduce(p, n, !(n <= 2048 || !p->commutative), m);
+}
+
 const struct pc_algorithm pc_allreduce_native = {
     .name = "allreduce.native",
     .collective = PC_ALLREDUCE,
     .summary = "MPI's persistent MPI_Allreduce_init, yield-waited",
     .inapplicable = inapplicable,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = pc_native_start,

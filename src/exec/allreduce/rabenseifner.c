@@ -13,6 +13,7 @@
 
 #include "exec/schedule.h"
 #include "exec/allreduce/common.h"
+#include "exec/busy.h"
 
 static const char *inapplicable(const struct pc_problem *p)
 {
@@ -81,12 +82,21 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_allreduce_rsag_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
 }
 
+
+/* Busy (exec/busy.h): the halving steps' reductions, both phases' messages and tests. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    return pc_busy_allreduce(p, (double)p->count * (double)p->elem_bytes, true, m);
+}
+
 const struct pc_algorithm pc_allreduce_rabenseifner = {
     .name = "allreduce.rabenseifner",
     .collective = PC_ALLREDUCE,
     .summary = "reduce-scatter (recursive halving) + allgather (recursive doubling), commutative ops",
     .inapplicable = inapplicable,
     .estimate = estimate,
+    .busy = busy,
     .setup = pc_allreduce_scratch_setup,
     .execute = pc_steps_execute,
     .start = start,

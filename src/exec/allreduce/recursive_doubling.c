@@ -11,6 +11,7 @@
 
 #include "exec/schedule.h"
 #include "exec/allreduce/common.h"
+#include "exec/busy.h"
 
 /* The schedule: step 0 the fold in, steps 1..lg(pof2) the exchanges with newrank ^ 2^(step-1) (none for a rank
  * folded out), the last the fold out. */
@@ -67,11 +68,20 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_allreduce_rd_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
 }
 
+
+/* Busy (exec/busy.h): every step's reduction, message and test. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    return pc_busy_allreduce(p, (double)p->count * (double)p->elem_bytes, false, m);
+}
+
 const struct pc_algorithm pc_allreduce_recursive_doubling = {
     .name = "allreduce.recursive_doubling",
     .collective = PC_ALLREDUCE,
     .summary = "recursive doubling over the whole vector, any P (fold), keeps rank order",
     .estimate = estimate,
+    .busy = busy,
     .setup = pc_allreduce_scratch_setup,
     .execute = pc_steps_execute,
     .start = start,

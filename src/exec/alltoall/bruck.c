@@ -12,6 +12,7 @@
 
 #include "exec/plan.h"
 #include "exec/bruck_common.h"
+#include "exec/busy.h"
 
 static const char *inapplicable(const struct pc_problem *p)
 {
@@ -62,6 +63,15 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_bruck_steps_cost(p, pc_bruck_radix(params, P), m, mm) + 2.0 * pc_cost_transpose(mm, P * m);
 }
 
+
+/* Busy (exec/busy.h): every step's packing, unpacking, message and test, and both rotations. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
+{
+    const int P = p->shape.nranks;
+    double m = (double)p->block_bytes;
+    return pc_busy_bruck_steps(p, pc_bruck_radix(params, P), m, mm) + 2.0 * pc_cost_transpose(mm, P * m);
+}
+
 const struct pc_algorithm pc_alltoall_bruck = {
     .name = "alltoall.bruck",
     .collective = PC_ALLTOALL,
@@ -70,6 +80,7 @@ const struct pc_algorithm pc_alltoall_bruck = {
     .inapplicable = inapplicable,
     .variants = pc_bruck_variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,

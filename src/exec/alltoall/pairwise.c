@@ -10,6 +10,7 @@
 #include "exec/cost.h"
 #include "exec/schedule.h"
 #include "exec/steps.h"
+#include "exec/busy.h"
 
 struct pairwise {
     void *scratch; /* in place: one packed block */
@@ -92,11 +93,21 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_turns(p, m, p->shape.nranks - 1);
 }
 
+
+/* Busy (exec/busy.h): the P - 1 exchanges' posting and the node peers' copies, the block to itself, a test per step. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    double bytes = (double)p->block_bytes;
+    return pc_busy_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_busy_calls(m, p->shape.nranks - 1);
+}
+
 const struct pc_algorithm pc_alltoall_pairwise = {
     .name = "alltoall.pairwise",
     .collective = PC_ALLTOALL,
     .summary = "P-1 pairwise exchange steps (symmetric pairing in place)",
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,

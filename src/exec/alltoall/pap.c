@@ -83,6 +83,7 @@
 #include "exec/seg_window.h"
 #include "exec/steps.h"
 #include "shm/nomem.h"
+#include "exec/busy.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
 
@@ -659,6 +660,22 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
     return PLANCOLL_SUCCESS;
 }
 
+
+/* Busy (exec/busy.h): the caller copies every node block itself (in and out of the shared slots), its own block and,
+ * in place, the packing; each network block costs its posting and completion, with the Put transport its copy out
+ * and two flags. Flag waits and the network are not busy. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
+{
+    const double P = p->shape.nranks, m = (double)p->block_bytes;
+    const int ppn = p->shape.max_ppn;
+    const double R = p->shape.nnodes > 1 ? P - p->shape.min_ppn : 0.0, n = ppn - 1;
+    double local = (n > 0 ? n * pc_cost_shm_copy(mm, 2, ppn, m) : 0.0) + pc_cost_shm_copy(mm, 1, 1, m) +
+                   (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
+    if (params->transport == PAP_PUT)
+        return local + R * (pc_busy_msg(mm, 1, m) + 2.0 * pc_busy_calls(mm, 1) + pc_cost_shm_copy(mm, 1, 1, m));
+    return local + R * pc_busy_msg(mm, 1, m);
+}
+
 const struct pc_algorithm pc_alltoall_pap = {
     .name = "alltoall.pap",
     .collective = PC_ALLTOALL,
@@ -666,6 +683,7 @@ const struct pc_algorithm pc_alltoall_pap = {
     .params = PC_PARAM_TRANSPORT,
     .variants = variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,

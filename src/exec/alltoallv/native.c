@@ -6,6 +6,7 @@
 #include "exec/plan.h"
 #include "exec/cost.h"
 #include "exec/native_request.h"
+#include "exec/busy.h"
 
 static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
@@ -34,11 +35,20 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_cost_direct_v(p, m, P - 1) + pc_cost_native_rounds(p, m, P - 1); /* busiest rank */
 }
 
+
+/* Busy (exec/busy.h): MPI's exchange runs in the caller's tests: its message overheads and node copies. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    return pc_busy_direct_v(p, m, p->shape.nranks - 1);
+}
+
 const struct pc_algorithm pc_alltoallv_native = {
     .name = "alltoallv.native",
     .collective = PC_ALLTOALLV,
     .summary = "MPI's persistent MPI_Alltoallv_init, yield-waited",
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = pc_native_start,

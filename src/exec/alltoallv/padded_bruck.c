@@ -16,6 +16,7 @@
 #include "exec/plan.h"
 #include "exec/bruck_common.h"
 #include "exec/alltoallv/vblock.h"
+#include "exec/busy.h"
 
 static int setup(struct plancoll_plan_s *plan)
 {
@@ -65,6 +66,17 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
            pc_cost_transpose(mm, (double)(p->max_send_bytes + p->max_recv_bytes));
 }
 
+
+/* Busy (exec/busy.h): the steps' packing, messages and tests, and the padding in and out. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
+{
+    const int P = p->shape.nranks;
+    double M = (double)p->max_block_bytes;
+    if (M == 0) return 0.0;
+    return pc_busy_bruck_steps(p, pc_bruck_radix(params, P), M, mm) +
+           pc_cost_transpose(mm, (double)(p->max_send_bytes + p->max_recv_bytes));
+}
+
 const struct pc_algorithm pc_alltoallv_padded_bruck = {
     .name = "alltoallv.padded_bruck",
     .collective = PC_ALLTOALLV,
@@ -72,6 +84,7 @@ const struct pc_algorithm pc_alltoallv_padded_bruck = {
     .params = PC_PARAM_RADIX,
     .variants = pc_bruck_variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,

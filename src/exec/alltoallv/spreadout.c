@@ -10,6 +10,7 @@
 #include "exec/plan.h"
 #include "exec/cost.h"
 #include "exec/steps.h"
+#include "exec/busy.h"
 
 struct spreadout {
     MPI_Request *reqs;   /* 2P */
@@ -124,11 +125,20 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_cost_direct_v(p, m, p->max_nonzero_sends) + (p->shape.nranks > 1 ? pc_cost_turns(p, m, 1) : 0.0);
 }
 
+
+/* Busy (exec/busy.h): posting and completing every message, the node messages' copies. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    (void)params;
+    return pc_busy_direct_v(p, m, p->max_nonzero_sends);
+}
+
 const struct pc_algorithm pc_alltoallv_spreadout = {
     .name = "alltoallv.spreadout",
     .collective = PC_ALLTOALLV,
     .summary = "all receives and sends posted at once, zero-byte blocks skipped",
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,

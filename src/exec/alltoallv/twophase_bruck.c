@@ -25,6 +25,7 @@
 #include "exec/alltoallv/twophase_schedule.h"
 #include "exec/alltoallv/vblock.h"
 #include "exec/steps.h"
+#include "exec/busy.h"
 
 struct twophase {
     struct pc_bruck_uniform meta; /* setup only: the steps, and the metadata pass's 8-byte slots */
@@ -209,6 +210,16 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_bruck_steps_cost(p, pc_bruck_radix(params, P), b, mm) + (p->in_place ? 0.0 : pc_cost_shm_copy(mm, 1, 1, b));
 }
 
+
+/* Busy (exec/busy.h): the steps' packing, messages and tests, and the copy of the rank's own block. */
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *mm)
+{
+    const int P = p->shape.nranks;
+    if (p->max_send_bytes == 0) return 0.0;
+    double b = (double)p->max_send_bytes / P;
+    return pc_busy_bruck_steps(p, pc_bruck_radix(params, P), b, mm) + (p->in_place ? 0.0 : pc_cost_shm_copy(mm, 1, 1, b));
+}
+
 const struct pc_algorithm pc_alltoallv_twophase_bruck = {
     .name = "alltoallv.twophase_bruck",
     .collective = PC_ALLTOALLV,
@@ -216,6 +227,7 @@ const struct pc_algorithm pc_alltoallv_twophase_bruck = {
     .params = PC_PARAM_RADIX,
     .variants = pc_bruck_variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,
