@@ -511,11 +511,20 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
 /* The scheduler turn (model.h: turn_us), on a layout where some host holds more ranks than cores. Every node
  * passes a token round a flag ring of all its ranks (local rank i waits for rank i - 1's flag, yielding as the
  * collectives' waits do, then posts its own), all nodes at once and no rank asleep, so the host's run queues are
- * as full as in a collective; local rank 0 of each node times a round and takes the time per hop. The hop's
- * lower quartile (series_figure: a hop that also waited for another program's slice says how loaded the host is
+ * as full as in a collective. Every rank of the ring times each hop into it, from the previous rank's post (its
+ * time stamped next to the flag) to its own wake-up: a hop that also waited for another program's slice spoils
+ * one sample, not a whole round's. The hops' lower quartile (series_figure: such a hop says how loaded the host is
  * just then, not what our own ranks cost each other) is what one dependency round costs with the turn;
- * calibration keeps it less sync_us (the same signal without the turn, measure_node_p2p). Ranks alone on their node time nothing but wait yielding, loading
- * the host like the others. Sequence numbers continue from c->seq on every rank alike. */
+ * calibration keeps it less sync_us (the same signal without the turn, measure_node_p2p). Ranks alone on their
+ * node time nothing but wait yielding, loading the host like the others. Sequence numbers continue from c->seq on
+ * every rank alike. */
+static uint64_t host_clock_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int measure_turn(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -523,7 +532,7 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     int err = pc_barrier_wait(L);
     if (err) return err;
     const int ns = L->node_size, me = L->node_rank;
-    const bool ring = ns >= 2, timer = ring && me == 0;
+    const bool ring = ns >= 2, timer = ring;
     enum { REPS = 31 };
     struct series x;
     memset(&x, 0, sizeof x);
@@ -531,15 +540,21 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
     uint64_t seq = c->seq;
     _Atomic uint64_t *mine = &c->flags[8 * me], *before = &c->flags[8 * ((me + ns - 1) % ns)];
+    /* next to each flag, in its cache line, the time of its last post (CLOCK_MONOTONIC: one clock for the host) */
+    _Atomic uint64_t *my_stamp = mine + 1, *before_stamp = before + 1;
     for (int round = 0; more; round++) {
         for (int r = 1; r <= REPS && ring; r++) {
-            double t0 = MPI_Wtime();
             if (me == 0) {
+                atomic_store_explicit(my_stamp, host_clock_ns(), memory_order_relaxed);
                 pc_flag_post(mine, seq + (uint64_t)r);
                 pc_flag_wait(L, before, seq + (uint64_t)r);
-                series_add(&x, (MPI_Wtime() - t0) * 1e6 / ns);
             } else {
                 pc_flag_wait(L, before, seq + (uint64_t)r);
+            }
+            uint64_t woke = host_clock_ns(), posted = atomic_load_explicit(before_stamp, memory_order_relaxed);
+            series_add(&x, woke > posted ? (double)(woke - posted) * 1e-3 : 0.0);
+            if (me != 0) {
+                atomic_store_explicit(my_stamp, host_clock_ns(), memory_order_relaxed);
                 pc_flag_post(mine, seq + (uint64_t)r);
             }
         }
