@@ -10,7 +10,7 @@
 # The per-(op, type) reduce table is summarised as one line (the worst ratio over its entries).
 # The host can change state between runs (two virtual cores placed close, sharing a cache, or far apart: a flag
 # signal costs several times more far apart), which is a change of the machine, not noise: when the runs' sync
-# figures fall into two groups (a gap of more than 2x between them), the summary is also given for each group.
+# figures fall into two tight groups (each within 1.5x, more than 2x apart), the summary is also given for each.
 set -u
 runs=10
 if [ "${1:-}" = "-n" ]; then runs=$2; shift 2; fi
@@ -103,7 +103,8 @@ if "sync" in fig and len(fig["sync"]) == runs and runs >= 2:
     by_sync = sorted(zip(fig["sync"], run_of["sync"]))
     gaps = [(by_sync[j + 1][0] / by_sync[j][0] if by_sync[j][0] > 0 else float('inf'), j) for j in range(runs - 1)]
     gap, at = max(gaps)
-    if gap > 2:
+    lo, hi = [v for v, _ in by_sync[:at + 1]], [v for v, _ in by_sync[at + 1:]]
+    if gap > 2 and ratio(lo) <= 1.5 and ratio(hi) <= 1.5:  # two tight groups, not one wide spread
         groups = [("low sync", {r for _, r in by_sync[:at + 1]}), ("high sync", {r for _, r in by_sync[at + 1:]})]
         print(f"two machine states (sync gap {gap:.1f}x between {by_sync[at][0]:.3g} and {by_sync[at + 1][0]:.3g} us):")
         for name, members in groups:
