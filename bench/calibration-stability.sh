@@ -103,6 +103,7 @@ if "sync" in fig and len(fig["sync"]) == runs and runs >= 2:
     by_sync = sorted(zip(fig["sync"], run_of["sync"]))
     gaps = [(by_sync[j + 1][0] / by_sync[j][0] if by_sync[j][0] > 0 else float('inf'), j) for j in range(runs - 1)]
     gap, at = max(gaps)
+    print("sync by run (us): " + " ".join(f"{fig['sync'][j]:.3g}" for j in range(runs)))
     lo, hi = [v for v, _ in by_sync[:at + 1]], [v for v, _ in by_sync[at + 1:]]
     if gap > 2 and ratio(lo) <= 1.5 and ratio(hi) <= 1.5:  # two tight groups, not one wide spread
         groups = [("low sync", {r for _, r in by_sync[:at + 1]}), ("high sync", {r for _, r in by_sync[at + 1:]})]

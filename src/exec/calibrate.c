@@ -200,12 +200,14 @@ static void unpin_cpu(bool pinned, const cpu_set_t *saved)
 }
 
 /* MPI waits of the measuring ranks: as flag_wait_running when c->run_spin (they hold a core each: pin_cpu), else
- * as the collectives wait. */
+ * as the collectives wait. The spin lasts RUN_SPIN_MPI_US: a 256 KiB exchange inside a node takes some 50-100 us
+ * with both ranks running, and a yield in its middle hands the core to whatever else is runnable on the host. */
+#define RUN_SPIN_MPI_US 200.0
 static int wait_running(struct cal *c, int n, MPI_Request *rq)
 {
     MPI_Status status[32]; /* n <= 32 (the o/g burst) */
     if (c->run_spin && n <= 32) {
-        double until = MPI_Wtime() + RUN_SPIN_US * 1e-6;
+        double until = MPI_Wtime() + RUN_SPIN_MPI_US * 1e-6;
         int done = 0;
         do {
             PC_MPI_CHECK(MPI_Testall(n, rq, &done, status));
@@ -392,7 +394,7 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     c->run_spin = pinned;
     for (int round = 0; more; round++) {
         if (mine && need[SMALL] && (err = exchange(c, peer, 8, 31, &x[SMALL]))) break;
-        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 5, &x[LARGE]))) break;
+        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 9, &x[LARGE]))) break;
         /* a signal through shared memory: flag ping-pong between local ranks 0 and 1, both running (the others
          * sleep in another_round); many round trips, since each is well under a microsecond */
         if (mine && need[SYNC]) {
