@@ -41,6 +41,7 @@ sizes = ["8B", "64B", "512B", "4K", "32K", "256K", "2M"]
 named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"]}
 fig = collections.OrderedDict()
 choices = collections.defaultdict(list)
+margins = collections.defaultdict(list)  # problem -> per run, how much slower the runner-up's estimate was
 marks = collections.Counter()
 cal_s = []
 reduce_ratios = collections.defaultdict(list)
@@ -50,7 +51,10 @@ for i in range(1, runs + 1):
         t = line.split()
         if not t: continue
         if t[0] == "choice":
-            choices[t[1]].append(t[2]); continue
+            choices[t[1]].append(t[2])
+            if len(t) >= 6 and float(t[3]) > 0 and float(t[5]) > 0:
+                margins[t[1]].append(float(t[5]) / float(t[3]) - 1)
+            continue
         if t[0] != "model": continue
         t = t[1:]
         key = t[0]
@@ -97,7 +101,9 @@ print(f"ESTIMATE chose the same algorithm in every run on {same} of {len(choices
 for sig, v in choices.items():
     if len(set(v)) > 1:
         c = collections.Counter(v)
-        print(f"  differs: {sig}: " + ", ".join(f"{a} x{n}" for a, n in c.most_common()))
+        m = f" (runner-up's estimate {100 * statistics.median(margins[sig]):.1f}% above the choice's, median)" \
+            if margins[sig] else ""
+        print(f"  differs: {sig}: " + ", ".join(f"{a} x{n}" for a, n in c.most_common()) + m)
 # machine states: split the runs at the largest gap between sorted sync figures when it exceeds 2x
 if "sync" in fig and len(fig["sync"]) == runs and runs >= 2:
     by_sync = sorted(zip(fig["sync"], run_of["sync"]))
