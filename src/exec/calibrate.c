@@ -217,12 +217,14 @@ static int wait_running(struct cal *c, int n, MPI_Request *rq)
     return pc_wait_layout(c->L, n, rq);
 }
 
-/* reps round trips of a ping-pong of `bytes` between this rank and peer (the lower rank leads); each one-way time
- * goes into x. */
-static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, struct series *x)
+/* warm + reps round trips of a ping-pong of `bytes` between this rank and peer (the lower rank leads); each one-way
+ * time after the first warm goes into x. The first round of a stage starts with an untimed repetition (warm = 1):
+ * the first touch of a size's buffers, pages and code took 3-6 times the steady time (2 MiB copies: 400-650 us,
+ * then 160, 110, 95), and with two or three samples a round the figure depended on how many rounds ran. */
+static int pingpong(struct cal *c, int peer, int bytes, int reps, int warm, bool lead, struct series *x)
 {
     MPI_Request rq;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < warm + reps; r++) {
         double t0 = MPI_Wtime();
         if (lead) {
             PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 7, c->L->comm, &rq));
@@ -239,7 +241,7 @@ static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, str
             err = wait_running(c, 1, &rq);
             if (err) return err;
         }
-        series_add(x, (MPI_Wtime() - t0) * 1e6 / 2.0);
+        if (r >= warm) series_add(x, (MPI_Wtime() - t0) * 1e6 / 2.0);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -247,16 +249,16 @@ static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, str
 /* reps exchanges of `bytes` in both directions at once with peer (both post receive and send, then wait): how
  * direct exchanges (pairwise, spread-out) use messages inside a node; MPICH moves both directions concurrently,
  * so a one-way ping-pong overstates their cost. */
-static int exchange(struct cal *c, int peer, int bytes, int reps, struct series *x)
+static int exchange(struct cal *c, int peer, int bytes, int reps, int warm, struct series *x)
 {
     MPI_Request rq[2];
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < warm + reps; r++) {
         double t0 = MPI_Wtime();
         PC_MPI_CHECK(MPI_Irecv(c->priv2, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[0]));
         PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[1]));
         int err = wait_running(c, 2, rq);
         if (err) return err;
-        series_add(x, (MPI_Wtime() - t0) * 1e6);
+        if (r >= warm) series_add(x, (MPI_Wtime() - t0) * 1e6);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -290,7 +292,7 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
         for (int round = 0; more; round++) {
             for (int s = 0; s < PC_MODEL_NSIZES && mine; s++)
                 if (need[s] && (err = pingpong(c, peer, (int)pc_model_sizes[s], reps_for(pc_model_sizes[s]),
-                                               L->node_id == 0, &x[s])))
+                                               round == 0, L->node_id == 0, &x[s])))
                     break;
             if (err) break;
             for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
@@ -393,8 +395,8 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     bool pinned = mine && pin_cpu(L->node_rank, &saved);
     c->run_spin = pinned;
     for (int round = 0; more; round++) {
-        if (mine && need[SMALL] && (err = exchange(c, peer, 8, 31, &x[SMALL]))) break;
-        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 9, &x[LARGE]))) break;
+        if (mine && need[SMALL] && (err = exchange(c, peer, 8, 31, round == 0, &x[SMALL]))) break;
+        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 9, round == 0, &x[LARGE]))) break;
         /* a signal through shared memory: flag ping-pong between local ranks 0 and 1, both running (the others
          * sleep in another_round); many round trips, since each is well under a microsecond */
         if (mine && need[SYNC]) {
@@ -478,6 +480,10 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                          * the ring cannot run at once (!spin), the waits are scheduler turns, which turn_us charges
                          * apart: single handoffs, and the lower quartile keeps those that found the signal. */
                         int reps = reps_for((double)bytes), batch = n == 1 || !spin ? 1 : bytes <= 32768 ? 4 : 2;
+                        /* untimed first samples (warm-up, as in pingpong; two for the large copies, which take a
+                         * few repetitions to reach their steady time), on every rank alike */
+                        int warm = round > 0 ? 0 : bytes >= 262144 ? 2 : 1;
+                        reps += warm;
                         if (!mine) {
                             seq += (uint64_t)(reps * batch);
                             continue;
@@ -498,7 +504,7 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                                     memcpy(c->priv2, slots + (size_t)prev * MAX_BYTES, bytes);
                                 }
                             }
-                            series_add(&x[s], (MPI_Wtime() - t0) * 1e6 / batch);
+                            if (r >= warm) series_add(&x[s], (MPI_Wtime() - t0) * 1e6 / batch);
                         }
                     }
                     for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
