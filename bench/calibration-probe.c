@@ -1,6 +1,7 @@
 /* calibration-probe: calibrates the machine model on MPI_COMM_WORLD (PLANCOLL_CALIBRATE=1, no wisdom) by
  * planning a fixed list of problems with PLANCOLL_ESTIMATE, and prints on rank 0 the calibrated model's text
- * ("model <line>") and the algorithm ESTIMATE chose for each problem ("choice <problem> <algorithm(params)>").
+ * ("model <line>") and the algorithm ESTIMATE chose for each problem ("choice <problem> <algorithm(params)>
+ * <estimate us> <runner-up algorithm> <its estimate us>").
  * bench/calibration-stability.sh runs it N times in fresh processes and compares the runs. It links the
  * internals to read the remembered model and the chosen algorithm. */
 #include <mpi.h>
@@ -16,8 +17,9 @@ static void report(plancoll_plan h, const char *what, int rank)
 {
     const struct plancoll_plan_s *p = pc_plan_lookup(h);
     if (rank == 0 && p)
-        printf("choice %s %s(l=%d,pl=%d,seg=%d,tr=%d,rad=%d,in=%d)\n", what, p->alg->name, p->params.leaders,
-               p->params.placement, p->params.segments, p->params.transport, p->params.radix, p->params.inter);
+        printf("choice %s %s(l=%d,pl=%d,seg=%d,tr=%d,rad=%d,in=%d) %.6g %s %.6g\n", what, p->alg->name, p->params.leaders,
+               p->params.placement, p->params.segments, p->params.transport, p->params.radix, p->params.inter,
+               p->predicted_us, p->runner_up[0] ? p->runner_up : "-", p->runner_up_us);
 }
 
 static int fail(const char *what, int rc)

@@ -8,6 +8,9 @@
 # PLANCOLL_ESTIMATE chose the same algorithm (with the same parameters) in every run.
 # Figures: the model text's lines (wisdom/FORMAT.md); a table row is split into its sizes (net 1 @8B ...).
 # The per-(op, type) reduce table is summarised as one line (the worst ratio over its entries).
+# The host can change state between runs (two virtual cores placed close, sharing a cache, or far apart: a flag
+# signal costs several times more far apart), which is a change of the machine, not noise: when the runs' sync
+# figures fall into two tight groups (each within 1.5x, more than 2x apart), the summary is also given for each.
 set -u
 runs=10
 if [ "${1:-}" = "-n" ]; then runs=$2; shift 2; fi
@@ -38,15 +41,20 @@ sizes = ["8B", "64B", "512B", "4K", "32K", "256K", "2M"]
 named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"]}
 fig = collections.OrderedDict()
 choices = collections.defaultdict(list)
+margins = collections.defaultdict(list)  # problem -> per run, how much slower the runner-up's estimate was
 marks = collections.Counter()
 cal_s = []
 reduce_ratios = collections.defaultdict(list)
+run_of = collections.defaultdict(list)  # label -> run index of each value
 for i in range(1, runs + 1):
     for line in open(f"{d}/run{i}.out"):
         t = line.split()
         if not t: continue
         if t[0] == "choice":
-            choices[t[1]].append(t[2]); continue
+            choices[t[1]].append(t[2])
+            if len(t) >= 6 and float(t[3]) > 0 and float(t[5]) > 0:
+                margins[t[1]].append(float(t[5]) / float(t[3]) - 1)
+            continue
         if t[0] != "model": continue
         t = t[1:]
         key = t[0]
@@ -69,6 +77,7 @@ for i in range(1, runs + 1):
             elif key in named: label = f"{key}.{named[key][j]}"
             else: label = name
             fig.setdefault(label, []).append(float(v))
+            run_of[label].append(i)
 print(f"calibration stability: {runs} fresh runs, {np_} ranks, cliques {cliques}")
 if cal_s:
     print(f"calibration time (s): min {min(cal_s):.3f} median {statistics.median(cal_s):.3f} max {max(cal_s):.3f}")
@@ -92,5 +101,28 @@ print(f"ESTIMATE chose the same algorithm in every run on {same} of {len(choices
 for sig, v in choices.items():
     if len(set(v)) > 1:
         c = collections.Counter(v)
-        print(f"  differs: {sig}: " + ", ".join(f"{a} x{n}" for a, n in c.most_common()))
+        m = f" (runner-up's estimate {100 * statistics.median(margins[sig]):.1f}% above the choice's, median)" \
+            if margins[sig] else ""
+        print(f"  differs: {sig}: " + ", ".join(f"{a} x{n}" for a, n in c.most_common()) + m)
+# machine states: split the runs at the largest gap between sorted sync figures when it exceeds 2x
+if "sync" in fig and len(fig["sync"]) == runs and runs >= 2:
+    by_sync = sorted(zip(fig["sync"], run_of["sync"]))
+    gaps = [(by_sync[j + 1][0] / by_sync[j][0] if by_sync[j][0] > 0 else float('inf'), j) for j in range(runs - 1)]
+    gap, at = max(gaps)
+    print("sync by run (us): " + " ".join(f"{fig['sync'][j]:.3g}" for j in range(runs)))
+    lo, hi = [v for v, _ in by_sync[:at + 1]], [v for v, _ in by_sync[at + 1:]]
+    if gap > 2 and ratio(lo) <= 1.5 and ratio(hi) <= 1.5:  # two tight groups, not one wide spread
+        groups = [("low sync", {r for _, r in by_sync[:at + 1]}), ("high sync", {r for _, r in by_sync[at + 1:]})]
+        print(f"two machine states (sync gap {gap:.1f}x between {by_sync[at][0]:.3g} and {by_sync[at + 1][0]:.3g} us):")
+        for name, members in groups:
+            w, ok, worst_label = 0.0, 0, ""
+            for label, v in fig.items():
+                sub = [x for x, r in zip(v, run_of[label]) if r in members]
+                r = ratio(sub)
+                ok += r <= 1.5
+                if r > w: w, worst_label = r, label
+            same_g = sum(1 for ch in choices.values() if len({ch[r - 1] for r in members if r - 1 < len(ch)}) == 1)
+            print(f"  {name}: {len(members)} runs; figures within 1.5x {ok} of {len(fig)}; worst max/min {w:.2f} "
+                  f"({worst_label}); same ESTIMATE choice on {same_g} of {len(choices)} problems "
+                  f"({100.0 * same_g / max(1, len(choices)):.0f}%)")
 PY

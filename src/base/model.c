@@ -157,6 +157,13 @@ double pc_model_spread(double *v, int n)
     return q3 / q1;
 }
 
+double pc_model_running_cost(double *v, int n)
+{
+    if (n <= 0) return 0;
+    pc_model_spread(v, n); /* sorts */
+    return quantile_sorted(v, n, 0.25);
+}
+
 /* The most an 8-byte MPI message inside a node can cost: its measured start-up and per-byte cost, but no more
  * than a message of the same size between nodes (rule 1 below) when both were measured. */
 static double node_message_bound(const struct pc_machine_model *m)

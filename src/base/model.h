@@ -112,6 +112,11 @@ unsigned pc_model_check(const struct pc_machine_model *m);
 void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes);
 /* The interquartile ratio q3/q1 of n samples (sorts v; 1 for n < 2; a huge ratio when q1 is 0 and q3 is not). */
 double pc_model_spread(double *v, int n);
+/* The figure calibration keeps from n timings of one operation: their lower quartile (sorts v; 0 for n = 0).
+ * Interference only ever adds time (a scheduler slice, another process on the core, a cold line), so the low
+ * part of the distribution is the operation's own cost on running ranks; the median moves with how many
+ * repetitions were hit, which is what changes from run to run on a shared or oversubscribed host. */
+double pc_model_running_cost(double *v, int n);
 
 /* One line for plancoll_fprint_plan about the calibrated model of `shape` (nothing when there is none): its
  * calibration time and the figures marked unstable or clamped. */

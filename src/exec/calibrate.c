@@ -13,6 +13,7 @@
 #include "exec/calibrate.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +40,16 @@ struct cal {
     uint64_t seq;                /* the next flag value unused on every rank (flags only grow) */
     double t0;                   /* when calibration began (MPI_Wtime) */
     bool progress;               /* rank 0 prints a progress line (stderr is a terminal) */
+    int host_nodes, host_cores;  /* the most nodes any host holds (emulated nodes share one), the fewest cores */
+    bool run_spin;               /* MPI waits spin first (wait_running): the measuring ranks each hold a core */
 };
 
 /* Repetitions per round: few, the tables feed a ranking, not a paper, and an oversubscribed node pays a
  * scheduler slice for every wait. A figure whose spread is still above PC_MODEL_STABLE_SPREAD after a round gets
  * another round (more samples, the median and spread taken over all of them), up to MAX_ROUNDS. */
-static int reps_for(double bytes) { return bytes <= 4096 ? 15 : bytes <= 32768 ? 5 : bytes <= 262144 ? 3 : 2; }
+static int reps_for(double bytes) { return bytes <= 4096 ? 31 : bytes <= 32768 ? 9 : bytes <= 262144 ? 3 : 2; }
 
-enum { MAX_ROUNDS = 4, MAX_SAMPLES = 64 };
+enum { MAX_ROUNDS = 4, MAX_SAMPLES = 256 };
 /* A stage (one concurrency level, the node's messages, ...) stops repeating once it has taken STAGE_FACTOR times
  * its first round, or the whole calibration CALIBRATION_BUDGET_S: time is bounded whatever the machine does. */
 #define STAGE_FACTOR 2.0
@@ -55,8 +58,9 @@ enum { MAX_ROUNDS = 4, MAX_SAMPLES = 64 };
  * samples raised by it, so an 8-byte copy timed at 0.03 or 0.04 us is stable. */
 #define SPREAD_FLOOR_US 0.1
 
-/* The samples of one figure: its median sets the model (a repetition that lost its core to another rank for a
- * scheduler slice must not), the interquartile ratio says how far the median can be trusted. */
+/* The samples of one figure: their lower quartile sets the model (pc_model_running_cost: a repetition that lost
+ * its core to another rank or process for a scheduler slice must not, and the median does as soon as half of them
+ * do), the interquartile ratio says how far the figure can be trusted. */
 struct series {
     double v[MAX_SAMPLES];
     int n;
@@ -67,14 +71,8 @@ static void series_add(struct series *x, double v)
     if (x->n < MAX_SAMPLES) x->v[x->n++] = v;
 }
 
-static double series_median(struct series *x)
-{
-    double *v = x->v;
-    int n = x->n;
-    if (n == 0) return 0;
-    pc_model_spread(v, n); /* sorts */
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/* The figure a series gives the model. */
+static double series_figure(struct series *x) { return pc_model_running_cost(x->v, x->n); }
 
 static double series_spread(struct series *x)
 {
@@ -101,12 +99,16 @@ static int another_round(struct cal *c, bool idle, const double *spread, int n, 
     MPI_Request rq;
     PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, n + 2, MPI_DOUBLE, MPI_MAX, c->L->comm, &rq));
     if (idle) {
+        /* The pause doubles up to 0.32 ms: every wake-up can take a core from a measuring rank for a moment, and
+         * a round lasts milliseconds, so a few late tests cost less than a hundred early ones. */
         int done = 0;
+        long pause_ns = 20000;
         for (;;) {
             PC_MPI_CHECK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
             if (done) break;
-            struct timespec pause = {0, 20000};
+            struct timespec pause = {0, pause_ns};
             nanosleep(&pause, NULL);
+            if (pause_ns < 160000) pause_ns *= 2;
         }
     } else {
         int err = pc_wait_layout(c->L, 1, &rq);
@@ -144,29 +146,102 @@ static int global_of(const struct pc_layout *L, int node, int local)
     return L->node_ranks[L->node_first[node] + local];
 }
 
-/* reps round trips of a ping-pong of `bytes` between this rank and peer (the lower rank leads); each one-way time
- * goes into x. */
-static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, struct series *x)
+/* A flag wait as between two ranks that both hold a core: it spins (no yield, no system call) for up to
+ * RUN_SPIN_US, then waits as the collectives do (pc_flag_wait: yielding when oversubscribed). The figures timed
+ * with it (sync, the 2-copy handoff) are the signal between running ranks; what a wait costs when the partner
+ * has no core is the scheduler turn (turn_us), measured apart. A yield in the loop would add a system call per
+ * test, and hand the core to whichever rank is runnable. */
+#define RUN_SPIN_US 20.0
+static void flag_wait_running(const struct pc_layout *L, _Atomic uint64_t *flag, uint64_t seq)
+{
+    double until = 0;
+    for (unsigned i = 0; atomic_load_explicit(flag, memory_order_acquire) < seq; i++) {
+        if ((i & 63) != 63) continue;
+        double now = MPI_Wtime();
+        if (until == 0) until = now + RUN_SPIN_US * 1e-6;
+        else if (now > until) {
+            pc_flag_wait(L, flag, seq);
+            return;
+        }
+    }
+}
+
+/* Puts this rank on the index-th CPU it may run on, *saved getting the mask to restore (unpin_cpu); false when it
+ * may run on fewer than index + 1 CPUs (bound by the user: left alone) or the system does not say. The pair of
+ * ranks timing a signal or a message inside a node takes indices 0 and 1, so both hold a core of their own: left
+ * to the scheduler on a loaded host, both may share one core, and every handoff then costs a context switch (8 us
+ * instead of 0.1 us, which run it is depends on where the scheduler put them). */
+static bool pin_cpu(int index, cpu_set_t *saved)
+{
+#ifdef __linux__
+    if (sched_getaffinity(0, sizeof *saved, saved) != 0 || CPU_COUNT(saved) <= index) return false;
+    for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, saved) || seen++ < index) continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        return sched_setaffinity(0, sizeof one, &one) == 0;
+    }
+#else
+    (void)index;
+    (void)saved;
+#endif
+    return false;
+}
+
+static void unpin_cpu(bool pinned, const cpu_set_t *saved)
+{
+#ifdef __linux__
+    if (pinned) sched_setaffinity(0, sizeof *saved, saved);
+#else
+    (void)pinned;
+    (void)saved;
+#endif
+}
+
+/* MPI waits of the measuring ranks: as flag_wait_running when c->run_spin (they hold a core each: pin_cpu), else
+ * as the collectives wait. The spin lasts RUN_SPIN_MPI_US: a 256 KiB exchange inside a node takes some 50-100 us
+ * with both ranks running, and a yield in its middle hands the core to whatever else is runnable on the host. */
+#define RUN_SPIN_MPI_US 200.0
+static int wait_running(struct cal *c, int n, MPI_Request *rq)
+{
+    MPI_Status status[32]; /* n <= 32 (the o/g burst) */
+    if (c->run_spin && n <= 32) {
+        double until = MPI_Wtime() + RUN_SPIN_MPI_US * 1e-6;
+        int done = 0;
+        do {
+            PC_MPI_CHECK(MPI_Testall(n, rq, &done, status));
+            if (done) return PLANCOLL_SUCCESS;
+        } while (MPI_Wtime() < until);
+    }
+    return pc_wait_layout(c->L, n, rq);
+}
+
+/* warm + reps round trips of a ping-pong of `bytes` between this rank and peer (the lower rank leads); each one-way
+ * time after the first warm goes into x. The first round of a stage starts with an untimed repetition (warm = 1):
+ * the first touch of a size's buffers, pages and code took 3-6 times the steady time (2 MiB copies: 400-650 us,
+ * then 160, 110, 95), and with two or three samples a round the figure depended on how many rounds ran. */
+static int pingpong(struct cal *c, int peer, int bytes, int reps, int warm, bool lead, struct series *x)
 {
     MPI_Request rq;
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < warm + reps; r++) {
         double t0 = MPI_Wtime();
         if (lead) {
             PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 7, c->L->comm, &rq));
-            int err = pc_wait_layout(c->L, 1, &rq);
+            int err = wait_running(c, 1, &rq);
             if (err) return err;
             PC_MPI_CHECK(MPI_Irecv(c->priv2, bytes, MPI_BYTE, peer, PC_TAG_COPY + 7, c->L->comm, &rq));
-            err = pc_wait_layout(c->L, 1, &rq);
+            err = wait_running(c, 1, &rq);
             if (err) return err;
         } else {
             PC_MPI_CHECK(MPI_Irecv(c->priv2, bytes, MPI_BYTE, peer, PC_TAG_COPY + 7, c->L->comm, &rq));
-            int err = pc_wait_layout(c->L, 1, &rq);
+            int err = wait_running(c, 1, &rq);
             if (err) return err;
             PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 7, c->L->comm, &rq));
-            err = pc_wait_layout(c->L, 1, &rq);
+            err = wait_running(c, 1, &rq);
             if (err) return err;
         }
-        series_add(x, (MPI_Wtime() - t0) * 1e6 / 2.0);
+        if (r >= warm) series_add(x, (MPI_Wtime() - t0) * 1e6 / 2.0);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -174,16 +249,16 @@ static int pingpong(struct cal *c, int peer, int bytes, int reps, bool lead, str
 /* reps exchanges of `bytes` in both directions at once with peer (both post receive and send, then wait): how
  * direct exchanges (pairwise, spread-out) use messages inside a node; MPICH moves both directions concurrently,
  * so a one-way ping-pong overstates their cost. */
-static int exchange(struct cal *c, int peer, int bytes, int reps, struct series *x)
+static int exchange(struct cal *c, int peer, int bytes, int reps, int warm, struct series *x)
 {
     MPI_Request rq[2];
-    for (int r = 0; r < reps; r++) {
+    for (int r = 0; r < warm + reps; r++) {
         double t0 = MPI_Wtime();
         PC_MPI_CHECK(MPI_Irecv(c->priv2, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[0]));
         PC_MPI_CHECK(MPI_Isend(c->priv, bytes, MPI_BYTE, peer, PC_TAG_COPY + 10, c->L->comm, &rq[1]));
-        int err = pc_wait_layout(c->L, 2, rq);
+        int err = wait_running(c, 2, rq);
         if (err) return err;
-        series_add(x, (MPI_Wtime() - t0) * 1e6);
+        if (r >= warm) series_add(x, (MPI_Wtime() - t0) * 1e6);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -203,6 +278,12 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
         if ((err = pc_barrier_wait(L))) return err;
         bool mine = (L->node_id == 0 || L->node_id == 1) && L->node_rank < k;
         int peer = mine ? global_of(L, 1 - L->node_id, L->node_rank) : -1;
+        /* the pairs spin and hold a CPU each while the host has one for every measuring rank (nodes 0 and 1 on
+         * one host when nodes are emulated) */
+        bool shared = c->host_nodes > 1;
+        cpu_set_t saved;
+        c->run_spin = mine && (shared ? 2 * k : k) <= c->host_cores;
+        bool pinned = c->run_spin && pin_cpu(shared ? L->node_id * k + L->node_rank : L->node_rank, &saved);
         struct series x[PC_MODEL_NSIZES];
         memset(x, 0, sizeof x);
         bool need[PC_MODEL_NSIZES], more = true;
@@ -211,21 +292,28 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
         for (int round = 0; more; round++) {
             for (int s = 0; s < PC_MODEL_NSIZES && mine; s++)
                 if (need[s] && (err = pingpong(c, peer, (int)pc_model_sizes[s], reps_for(pc_model_sizes[s]),
-                                               L->node_id == 0, &x[s])))
-                    return err;
+                                               round == 0, L->node_id == 0, &x[s])))
+                    break;
+            if (err) break;
             for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
-            if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more))) return err;
+            if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more))) break;
         }
+        c->run_spin = false;
+        unpin_cpu(pinned, &saved);
+        if (err) return err;
         for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
-            m->net_time[k - 1][s] = series_median(&x[s]);
+            m->net_time[k - 1][s] = series_figure(&x[s]);
             m->net_spread[k - 1][s] = spread[s];
         }
     }
     /* Overhead and gap: local rank 0 of node 0 sends a burst of small messages to node 1, which acknowledges;
-     * the burst is repeated and the median taken. */
+     * the burst is repeated and the lower quartile taken. The pair holds a CPU each, as the single pair above. */
     enum { BURST = 32, BURSTS = 5 };
     bool mine = (L->node_id == 0 || L->node_id == 1) && L->node_rank == 0;
     int peer = mine ? global_of(L, 1 - L->node_id, 0) : -1;
+    cpu_set_t saved;
+    c->run_spin = mine && (c->host_nodes > 1 ? 2 : 1) <= c->host_cores;
+    bool pinned = c->run_spin && pin_cpu(c->host_nodes > 1 ? L->node_id : 0, &saved);
     struct series o, g;
     memset(&o, 0, sizeof o);
     memset(&g, 0, sizeof g);
@@ -244,12 +332,12 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
                     PC_MPI_CHECK(MPI_Irecv(c->priv2 + 8 * i, 8, MPI_BYTE, peer, PC_TAG_COPY + 8, L->comm, &rq[i]));
                 inside += MPI_Wtime() - a;
             }
-            if ((err = pc_wait_layout(L, BURST, rq))) return err;
+            if ((err = wait_running(c, BURST, rq))) break;
             if (L->node_id == 1)
                 PC_MPI_CHECK(MPI_Isend(c->priv, 1, MPI_BYTE, peer, PC_TAG_COPY + 9, L->comm, &rq[0]));
             else
                 PC_MPI_CHECK(MPI_Irecv(c->priv2, 1, MPI_BYTE, peer, PC_TAG_COPY + 9, L->comm, &rq[0]));
-            if ((err = pc_wait_layout(L, 1, rq))) return err;
+            if ((err = wait_running(c, 1, rq))) break;
             if (L->node_id == 0) {
                 double burst = (MPI_Wtime() - t0) * 1e6, ov = inside * 1e6 / BURST;
                 double gap = (burst - 2 * m->net_time[0][0]) / (BURST - 1);
@@ -257,13 +345,17 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
                 series_add(&g, gap < ov ? ov : gap);
             }
         }
+        if (err) break;
         spread[0] = L->node_id == 0 && mine ? series_spread(&o) : 0;
         spread[1] = L->node_id == 0 && mine ? series_spread(&g) : 0;
-        if ((err = another_round(c, !mine, spread, 2, round, stage_t0, &first, need, &more))) return err;
+        if ((err = another_round(c, !mine, spread, 2, round, stage_t0, &first, need, &more))) break;
     }
+    c->run_spin = false;
+    unpin_cpu(pinned, &saved);
+    if (err) return err;
     if (L->node_id == 0 && mine) {
-        m->o_us = series_median(&o);
-        m->g_us = series_median(&g);
+        m->o_us = series_figure(&o);
+        m->g_us = series_figure(&g);
         m->spread[PC_FIG_O] = spread[0];
         m->spread[PC_FIG_G] = spread[1];
     }
@@ -293,40 +385,47 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     if (err) return err;
     bool mine = L->node_id == 0 && L->node_size >= 2 && L->node_rank <= 1;
     int peer = mine ? global_of(L, 0, 1 - L->node_rank) : -1;
-    enum { SMALL, LARGE, SYNC, N };
+    enum { SMALL, LARGE, SYNC, N, SYNC_REPS = 63 };
     struct series x[N];
     memset(x, 0, sizeof x);
     bool need[N] = {true, true, true}, more = true;
     double stage_t0 = MPI_Wtime(), first = 0, spread[N] = {0, 0, 0};
     uint64_t seq = c->seq;
+    cpu_set_t saved;
+    bool pinned = mine && pin_cpu(L->node_rank, &saved);
+    c->run_spin = pinned;
     for (int round = 0; more; round++) {
-        if (mine && need[SMALL] && (err = exchange(c, peer, 8, 15, &x[SMALL]))) return err;
-        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 5, &x[LARGE]))) return err;
-        /* a signal through shared memory: flag ping-pong between local ranks 0 and 1 */
+        if (mine && need[SMALL] && (err = exchange(c, peer, 8, 31, round == 0, &x[SMALL]))) break;
+        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 9, round == 0, &x[LARGE]))) break;
+        /* a signal through shared memory: flag ping-pong between local ranks 0 and 1, both running (the others
+         * sleep in another_round); many round trips, since each is well under a microsecond */
         if (mine && need[SYNC]) {
             _Atomic uint64_t *flag = &c->flags[8 * L->node_rank], *theirs = &c->flags[8 * (1 - L->node_rank)];
-            for (int r = 1; r <= 15; r++) {
+            for (int r = 1; r <= SYNC_REPS; r++) {
                 double t0 = MPI_Wtime();
                 if (L->node_rank == 0) {
                     pc_flag_post(flag, seq + (uint64_t)r);
-                    pc_flag_wait(L, theirs, seq + (uint64_t)r);
+                    flag_wait_running(L, theirs, seq + (uint64_t)r);
                 } else {
-                    pc_flag_wait(L, theirs, seq + (uint64_t)r);
+                    flag_wait_running(L, theirs, seq + (uint64_t)r);
                     pc_flag_post(flag, seq + (uint64_t)r);
                 }
                 series_add(&x[SYNC], (MPI_Wtime() - t0) * 1e6 / 2.0);
             }
         }
-        seq += 16;
+        seq += SYNC_REPS + 1;
         for (int i = 0; i < N; i++) spread[i] = mine ? series_spread(&x[i]) : 0;
-        if ((err = another_round(c, !mine, spread, N, round, stage_t0, &first, need, &more))) return err;
+        if ((err = another_round(c, !mine, spread, N, round, stage_t0, &first, need, &more))) break;
     }
+    c->run_spin = false;
+    unpin_cpu(pinned, &saved);
+    if (err) return err;
     c->seq = seq + 1;
     if (!mine) return PLANCOLL_SUCCESS;
-    double small = series_median(&x[SMALL]), large = series_median(&x[LARGE]);
+    double small = series_figure(&x[SMALL]), large = series_figure(&x[LARGE]);
     m->shm_alpha_us = small;
     m->shm_beta_us_per_b = large > small ? (large - small) / (262144 - 8) : small / 262144;
-    m->sync_us = series_median(&x[SYNC]);
+    m->sync_us = series_figure(&x[SYNC]);
     m->spread[PC_FIG_SHM_ALPHA] = spread[SMALL];
     m->spread[PC_FIG_SHM_BETA] = spread[LARGE];
     m->spread[PC_FIG_SYNC] = spread[SYNC];
@@ -341,54 +440,83 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
     say(c, "shared-memory copies");
     m->shm_taus = taumax;
     uint64_t seq = c->seq;
-    int err;
+    const int host_nodes = c->host_nodes, host_cores = c->host_cores;
+    int err = PLANCOLL_SUCCESS;
     for (int n = 1; n <= 2; n++)
         for (int tau = 1; tau <= taumax; tau++) {
             if (!measured_level(tau, taumax)) continue;
-            pc_node_barrier(L);
-            bool mine = L->node_rank < tau;
-            int peer = (L->node_rank + 1) % tau;
-            int from = tau == 1 ? (L->node_rank + 1) % L->node_size : peer;
-            int prev = tau == 1 ? L->node_rank : (L->node_rank + tau - 1) % tau;
-            char *slots = c->shm + 64 * (size_t)L->node_size;
-            char *own = slots + (size_t)L->node_rank * MAX_BYTES;
-            struct series x[PC_MODEL_NSIZES];
-            memset(x, 0, sizeof x);
-            bool need[PC_MODEL_NSIZES], more = true;
-            for (int s = 0; s < PC_MODEL_NSIZES; s++) need[s] = true;
-            double stage_t0 = MPI_Wtime(), first = 0, spread[PC_MODEL_NSIZES];
-            for (int round = 0; more; round++) {
-                for (int s = 0; s < PC_MODEL_NSIZES; s++) {
-                    if (!need[s]) continue;
-                    size_t bytes = (size_t)pc_model_sizes[s];
-                    int reps = reps_for((double)bytes);
-                    if (!mine) {
-                        seq += (uint64_t)reps;
-                        continue;
-                    }
-                    for (int r = 0; r < reps; r++) {
-                        double t0 = MPI_Wtime();
-                        seq++;
-                        if (n == 1) {
-                            memcpy(c->priv, slots + (size_t)from * MAX_BYTES, bytes);
-                        } else {
-                            /* write own slot, signal, wait for the previous rank's signal, read its slot (tau = 1
-                             * hands off to itself: the copy out still follows the signal) */
-                            memcpy(own, c->priv, bytes);
-                            pc_flag_post(&c->flags[8 * L->node_rank], seq);
-                            pc_flag_wait(L, &c->flags[8 * prev], seq);
-                            memcpy(c->priv2, slots + (size_t)prev * MAX_BYTES, bytes);
+            /* Emulated nodes that share a host, with more copying ranks than the host has cores, take turns:
+             * each node's level is then tau ranks on cores of their own, as on a node of its own (the wait for
+             * a core is the scheduler turn's figure, turn_us). Every rank runs every turn's rounds alike. */
+            int turns = host_nodes > 1 && tau * host_nodes > host_cores ? L->nnodes : 1;
+            for (int turn = 0; turn < turns; turn++) {
+                pc_node_barrier(L);
+                bool mine = L->node_rank < tau && (turns == 1 || L->node_id == turn);
+                int peer = (L->node_rank + 1) % tau;
+                int from = tau == 1 ? (L->node_rank + 1) % L->node_size : peer;
+                int prev = tau == 1 ? L->node_rank : (L->node_rank + tau - 1) % tau;
+                /* the handoff's wait spins first (flag_wait_running) while every copying rank of the host can have a
+                 * core, and then each holds a CPU of its own (pin_cpu, as in measure_node_p2p); beyond, the ring waits
+                 * yielding as the collectives do */
+                int copying = turns == 1 ? tau * host_nodes : tau;
+                bool spin = copying <= host_cores;
+                cpu_set_t saved;
+                int cpu = (turns == 1 ? L->node_id % host_nodes : 0) * tau + L->node_rank;
+                bool pinned = spin && tau >= 2 && mine && pin_cpu(cpu, &saved);
+                char *slots = c->shm + 64 * (size_t)L->node_size;
+                char *own = slots + (size_t)L->node_rank * MAX_BYTES;
+                struct series x[PC_MODEL_NSIZES];
+                memset(x, 0, sizeof x);
+                bool need[PC_MODEL_NSIZES], more = true;
+                for (int s = 0; s < PC_MODEL_NSIZES; s++) need[s] = true;
+                double stage_t0 = MPI_Wtime(), first = 0, spread[PC_MODEL_NSIZES];
+                for (int round = 0; more; round++) {
+                    for (int s = 0; s < PC_MODEL_NSIZES; s++) {
+                        if (!need[s]) continue;
+                        size_t bytes = (size_t)pc_model_sizes[s];
+                        /* A 2-copy sample times `batch` handoffs in a row: in a ring the ranks fall into step so that
+                         * one handoff finds the previous rank's signal posted and the next waits for it, and single
+                         * handoffs alternate between the two (a median between them flips from run to run). Where
+                         * the ring cannot run at once (!spin), the waits are scheduler turns, which turn_us charges
+                         * apart: single handoffs, and the lower quartile keeps those that found the signal. */
+                        int reps = reps_for((double)bytes), batch = n == 1 || !spin ? 1 : bytes <= 32768 ? 4 : 2;
+                        /* untimed first samples (warm-up, as in pingpong; two for the large copies, which take a
+                         * few repetitions to reach their steady time), on every rank alike */
+                        int warm = round > 0 ? 0 : bytes >= 262144 ? 2 : 1;
+                        reps += warm;
+                        if (!mine) {
+                            seq += (uint64_t)(reps * batch);
+                            continue;
                         }
-                        series_add(&x[s], (MPI_Wtime() - t0) * 1e6);
+                        for (int r = 0; r < reps; r++) {
+                            double t0 = MPI_Wtime();
+                            for (int b = 0; b < batch; b++) {
+                                seq++;
+                                if (n == 1) {
+                                    memcpy(c->priv, slots + (size_t)from * MAX_BYTES, bytes);
+                                } else {
+                                    /* write own slot, signal, wait for the previous rank's signal, read its slot
+                                     * (tau = 1 hands off to itself: the copy out still follows the signal) */
+                                    memcpy(own, c->priv, bytes);
+                                    pc_flag_post(&c->flags[8 * L->node_rank], seq);
+                                    if (spin) flag_wait_running(L, &c->flags[8 * prev], seq);
+                                    else pc_flag_wait(L, &c->flags[8 * prev], seq);
+                                    memcpy(c->priv2, slots + (size_t)prev * MAX_BYTES, bytes);
+                                }
+                            }
+                            if (r >= warm) series_add(&x[s], (MPI_Wtime() - t0) * 1e6 / batch);
+                        }
                     }
+                    for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
+                    if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more)))
+                        break;
                 }
-                for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
-                if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more)))
-                    return err;
-            }
-            for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
-                m->shm_time[n - 1][tau - 1][s] = series_median(&x[s]);
-                m->shm_spread[n - 1][tau - 1][s] = spread[s];
+                unpin_cpu(pinned, &saved);
+                if (err) return err;
+                for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
+                    m->shm_time[n - 1][tau - 1][s] = series_figure(&x[s]);
+                    m->shm_spread[n - 1][tau - 1][s] = spread[s];
+                }
             }
         }
     c->seq = seq + 1;
@@ -398,10 +526,20 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
 /* The scheduler turn (model.h: turn_us), on a layout where some host holds more ranks than cores. Every node
  * passes a token round a flag ring of all its ranks (local rank i waits for rank i - 1's flag, yielding as the
  * collectives' waits do, then posts its own), all nodes at once and no rank asleep, so the host's run queues are
- * as full as in a collective; local rank 0 of each node times a round and takes the time per hop. The hop's
- * median is what one dependency round costs with the turn; calibration keeps the median less sync_us (the same
- * signal without the turn, measure_node_p2p). Ranks alone on their node time nothing but wait yielding, loading
- * the host like the others. Sequence numbers continue from c->seq on every rank alike. */
+ * as full as in a collective. Every rank of the ring times each hop into it, from the previous rank's post (its
+ * time stamped next to the flag) to its own wake-up: a hop that also waited for another program's slice spoils
+ * one sample, not a whole round's. The hops' lower quartile (series_figure: such a hop says how loaded the host is
+ * just then, not what our own ranks cost each other) is what one dependency round costs with the turn;
+ * calibration keeps it less sync_us (the same signal without the turn, measure_node_p2p). Ranks alone on their
+ * node time nothing but wait yielding, loading the host like the others. Sequence numbers continue from c->seq on
+ * every rank alike. */
+static uint64_t host_clock_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int measure_turn(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -409,23 +547,29 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     int err = pc_barrier_wait(L);
     if (err) return err;
     const int ns = L->node_size, me = L->node_rank;
-    const bool ring = ns >= 2, timer = ring && me == 0;
-    enum { REPS = 15 };
+    const bool ring = ns >= 2, timer = ring;
+    enum { REPS = 31 };
     struct series x;
     memset(&x, 0, sizeof x);
     bool need = true, more = true;
     double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
     uint64_t seq = c->seq;
     _Atomic uint64_t *mine = &c->flags[8 * me], *before = &c->flags[8 * ((me + ns - 1) % ns)];
+    /* next to each flag, in its cache line, the time of its last post (CLOCK_MONOTONIC: one clock for the host) */
+    _Atomic uint64_t *my_stamp = mine + 1, *before_stamp = before + 1;
     for (int round = 0; more; round++) {
         for (int r = 1; r <= REPS && ring; r++) {
-            double t0 = MPI_Wtime();
             if (me == 0) {
+                atomic_store_explicit(my_stamp, host_clock_ns(), memory_order_relaxed);
                 pc_flag_post(mine, seq + (uint64_t)r);
                 pc_flag_wait(L, before, seq + (uint64_t)r);
-                series_add(&x, (MPI_Wtime() - t0) * 1e6 / ns);
             } else {
                 pc_flag_wait(L, before, seq + (uint64_t)r);
+            }
+            uint64_t woke = host_clock_ns(), posted = atomic_load_explicit(before_stamp, memory_order_relaxed);
+            series_add(&x, woke > posted ? (double)(woke - posted) * 1e-3 : 0.0);
+            if (me != 0) {
+                atomic_store_explicit(my_stamp, host_clock_ns(), memory_order_relaxed);
                 pc_flag_post(mine, seq + (uint64_t)r);
             }
         }
@@ -435,7 +579,7 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     }
     c->seq = seq + 1;
     if (timer) {
-        m->turn_us = series_median(&x); /* the hop; run() takes sync_us off once both are agreed */
+        m->turn_us = series_figure(&x); /* the hop; run() takes sync_us off once both are agreed */
         m->spread[PC_FIG_TURN] = spread;
     }
     return PLANCOLL_SUCCESS;
@@ -460,7 +604,7 @@ static double local_figure(struct cal *c, void (*once)(struct cal *, int), int a
             MPI_Wtime() - start > 0.01)
             break;
     }
-    return series_median(&x);
+    return series_figure(&x);
 }
 
 /* Blocked transpose of 64 x 64 blocks of 64 bytes (the node-aware packing's access pattern). */
@@ -642,6 +786,12 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     int err = pc_allreduce_wait(L, MPI_IN_PLACE, &min_ppn, 1, MPI_INT, MPI_MIN);
     if (err) return err;
     taumax = min_ppn < PC_MODEL_MAX_TAU ? min_ppn : PC_MODEL_MAX_TAU;
+    /* agreed, so that every rank takes the same turns and waits in the stages */
+    int host[2] = {(L->host_ranks + L->node_size - 1) / L->node_size, -L->host_cores};
+    if (host[0] > L->nnodes) host[0] = L->nnodes;
+    if ((err = pc_allreduce_wait(L, MPI_IN_PLACE, host, 2, MPI_INT, MPI_MAX))) return err;
+    c->host_nodes = host[0];
+    c->host_cores = -host[1];
     if (L->nnodes > 1 && (err = measure_network(c, &meas))) return err;
     if ((err = measure_node_p2p(c, &meas))) return err;
     if ((err = measure_taulop(c, &meas, taumax))) return err;
