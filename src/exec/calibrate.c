@@ -901,7 +901,16 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
         pc_node_shm_sync(&c.area);
         pc_node_barrier(L); /* every slot initialised before anyone reads it */
         pc_node_shm_sync(&c.area);
+#ifdef __linux__
+        /* The stages pin their measuring ranks and unpin them when done, but a failed MPI call returns from the
+         * middle of a stage (PC_MPI_CHECK): the mask taken here is put back whatever happened. */
+        cpu_set_t affinity;
+        bool have_affinity = sched_getaffinity(0, sizeof affinity, &affinity) == 0;
+#endif
         err = run(&c, m, t0);
+#ifdef __linux__
+        if (have_affinity) sched_setaffinity(0, sizeof affinity, &affinity);
+#endif
     }
     if (mapped) {
         pc_node_barrier(L); /* no rank of the node still reads my slot */
