@@ -35,10 +35,12 @@
  *                                       every rank of the node copying at once (tau = ppn: here every rank copies
  *                                       its own row, so the leaders' placement does not change tau)
  *   T_gather = T_scatter = N piece
- *   T_inter = ceil((N-1)/l) (net_concurrent(min(l, N-1), ppn^2 m) + transpose(ppn^2 m))
- *             the busiest leader's node-pair messages while the node's other leaders send theirs, each packed
- *             by MPI from S with an indexed datatype (the b' sz ppn^2 term)
- *             + ceil((N-1)/l) 2 net(8) with MPI_Put (the credit and the arrival flag of each pair)
+ *   T_inter = net_posted(min(l, N-1), ceil((N-1)/l), ppn^2 m)            point-to-point
+ *             the busiest leader's node-pair messages, all posted at once (model.h: one start-up, then the
+ *             bytes), while the node's other leaders send theirs; each a contiguous run of S (no packing:
+ *             [GLEX]'s b' sz ppn^2 term went with the indexed datatype)
+ *           = ceil((N-1)/l) (net_concurrent(min(l, N-1), ppn^2 m) + 2 net(8))   MPI_Put: pair after pair,
+ *             each waiting for its credit, flushed, then flagged
  *   T_sync  = 2 sync_us                 the opening node barrier and the gather barrier / arrival flag
  *             + turns(2 + [N > 1])      their scheduler turns, and the one wait for the posted node-pair messages
  *                                       (cost.h: on an oversubscribed host only)
@@ -651,8 +653,8 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
     if (N > 1) {
         double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
         int senders = l < N - 1 ? l : N - 1;
-        inter = rounds * (pc_cost_net_concurrent(mm, senders, pair) + pc_cost_transpose(mm, pair));
-        if (cfg->put) inter += rounds * 2 * pc_cost_net(mm, 8);
+        inter = cfg->put ? rounds * (pc_cost_net_concurrent(mm, senders, pair) + 2 * pc_cost_net(mm, 8))
+                         : pc_cost_net_posted(mm, senders, rounds, pair);
     }
     double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
     if (cfg->overlap) {
