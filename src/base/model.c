@@ -109,6 +109,12 @@ double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double by
     return pc_cost_net(m, bytes) + (k - 1) * (m->g_us + bytes * m->G_us_per_b);
 }
 
+double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count, double bytes)
+{
+    if (count <= 0) return 0.0;
+    return pc_cost_net_concurrent(m, k, count * bytes) + (count - 1) * m->g_us;
+}
+
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes)
 {
     return m->shm_alpha_us + bytes * m->shm_beta_us_per_b;

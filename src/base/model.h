@@ -127,6 +127,15 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape);
 double pc_cost_net(const struct pc_machine_model *m, double bytes);
 /* k concurrent inter-node messages of `bytes` each between the same two nodes: the multi-port zones. */
 double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double bytes);
+/* `count` messages of `bytes` each, posted at once by each of k concurrent senders of a node to peers on other
+ * nodes (every send and receive posted before any wait, as pap's and the spread-out exchanges' point-to-point
+ * part): LogGP's burst, in which the start-up of the messages after the first overlaps with the bytes ahead of
+ * them. The k streams move count * bytes each, and every message after the first adds its injection gap:
+ *   net_concurrent(k, count bytes) + (count - 1) g.
+ * Charging count whole net_concurrent(k, bytes) instead pays the start-up (at large sizes the rendezvous
+ * handshake, hundreds of microseconds on the emulated TCP network) once per message, as a chain of dependent
+ * messages would. */
+double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count, double bytes);
 /* One MPI message between ranks of one node. */
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes);
 /* One shared-memory transfer of `bytes` through n copies (1 or 2) with tau concurrent transfers. */

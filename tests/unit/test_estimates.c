@@ -1,7 +1,8 @@
 /* Every algorithm's estimate against values computed by hand from the cost formula in the algorithm file's
  * opening comment, under hand_model(), whose tables are closed forms (sizes s at the sampled sizes 8, 64, 512,
  * 4096, 32768, 262144, 2097152 B; below 8 B a table gives its 8 B value):
- *   net_concurrent(k, s) = k (2 + s/1000)            (net(s) = net_concurrent(1, s))
+ *   net_concurrent(k, s) = k (2 + s/1000)            (net(s) = net_concurrent(1, s)); g = 0.5 (the gap)
+ *   net_posted(k, c, s)  = net_concurrent(k, c s) + (c - 1) g
  *   shm_msg(b)           = 0.5 + b/4000              (any b)
  *   shm_copy(n, t, s)    = n (0.25 + t s/8000)       (0 for s = 0)
  *   sync_us = 0.2, transpose(b) = b/10000, reduce(b) = b/2000 (op 2 on type 3: b/4000)
@@ -37,6 +38,7 @@ static void hand_model(struct pc_machine_model *m)
     m->copy_us_per_b = 1.0 / 10000.0;
     m->L_us = 1.0;
     m->o_us = 0.5;
+    m->g_us = 0.5;
     m->G_us_per_b = 1.0 / 1000.0;
     m->net_ports = PC_MODEL_MAX_PORTS;
     for (int k = 1; k <= PC_MODEL_MAX_PORTS; k++)
@@ -256,28 +258,32 @@ static void test_alltoall_bruck(void **state)
     EXPECT("alltoall.bruck", &p, 24.832);
 }
 
-/* alltoall/pap.c: L = (n > 0) (sync + n shm_copy(2, ppn, m)) + shm_copy(1, 1, m) + I transpose((P-1) m);
- * transport 0: R net_concurrent(ppn, m) + L; transport 1: 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) +
- * shm_copy(1, 1, m)) + L */
+/* alltoall/pap.c: L = (n > 0) (n shm_copy(2, ppn, m) - (n - 1) shm_copy(2, ppn, 8)) + shm_copy(1, 1, m)
+ * + I transpose((P-1) m); transport 0: net_posted(ppn, R, m) + L; transport 1: 2 net(8) + R (net_concurrent(ppn,
+ * m) + 2 net(8) + shm_copy(1, 1, m)) + L */
 static void test_alltoall_pap(void **state)
 {
     (void)state;
     struct pc_problem p = a2a(4, 512);
-    /* 0.2 + 3 * 2 (0.25 + 4 * 0.064) + (0.25 + 0.064) = 0.2 + 3.036 + 0.314 */
-    EXPECT_WITH("alltoall.pap", &p, 0, 0, 3.55);
+    /* staged 2 (0.25 + 4 * 0.064) = 1.012, signal 2 (0.25 + 4 * 8/8000) = 0.508:
+     * 3 * 1.012 - 2 * 0.508 + (0.25 + 0.064) = 3.036 - 1.016 + 0.314 */
+    EXPECT_WITH("alltoall.pap", &p, 0, 0, 2.334);
     p.in_place = true;
-    EXPECT_WITH("alltoall.pap", &p, 0, 0, 3.7036); /* + transpose(3 * 512) = 0.1536 */
-    p = a2a_nodes(2, 4, 4, 8, 4096, true, false);
-    /* L = 0.2 + 3 * 2 (0.25 + 2.048) + 0.762 = 14.75; R = 4: 4 * 4 * 6.096 = 97.536 */
-    EXPECT_WITH("alltoall.pap", &p, 0, 0, 112.286);
-    /* put: 2 * 2.008 + 4 (24.384 + 2 * 2.008 + 0.762) + 14.75 = 4.016 + 116.648 + 14.75 */
-    EXPECT_WITH("alltoall.pap", &p, 0, 1, 135.414);
+    EXPECT_WITH("alltoall.pap", &p, 0, 0, 2.4876); /* + transpose(3 * 512) = 0.1536 */
+    p = a2a_nodes(2, 8, 8, 16, 4096, true, false);
+    /* n = 7: staged 2 (0.25 + 8 * 0.512) = 8.692, signal 2 (0.25 + 8 * 8/8000) = 0.516:
+     * L = 7 * 8.692 - 6 * 0.516 + 0.762 = 60.844 - 3.096 + 0.762 = 58.51;
+     * R = 8 messages posted at once: net_concurrent(8, 32768) + 7 g = 8 * 34.768 + 3.5 = 281.644 */
+    EXPECT_WITH("alltoall.pap", &p, 0, 0, 340.154);
+    /* put, pair after pair: 2 * 2.008 + 8 (8 * 6.096 + 2 * 2.008 + 0.762) + 58.51 = 4.016 + 428.368 + 58.51 */
+    EXPECT_WITH("alltoall.pap", &p, 0, 1, 490.894);
     p = a2a(1, 512);
     EXPECT_WITH("alltoall.pap", &p, 0, 0, 0.314); /* alone: the block to itself */
 }
 
 /* node_aware.c (alltoall.leader, .mpml, .onmpml): piece = shm_copy(1, ppn, ppn m);
- * T_inter = ceil((N-1)/l) (net_concurrent(min(l, N-1), ppn^2 m) + transpose(ppn^2 m)) (+ 2 net(8) each with Put);
+ * T_inter = net_posted(min(l, N-1), ceil((N-1)/l), ppn^2 m), with Put ceil((N-1)/l) (net_concurrent(min(l, N-1),
+ * ppn^2 m) + 2 net(8));
  * MPML = 2 N piece + T_inter + 2 sync; ONMPML = piece + max((2N-2) piece, T_inter) + piece + 2 sync, or with
  * more ranks than cores piece + (2N-2) piece + T_inter + piece + 2 sync + (N-1) sync. */
 static void test_alltoall_node_aware(void **state)
@@ -288,23 +294,25 @@ static void test_alltoall_node_aware(void **state)
     EXPECT_WITH("alltoall.leader", &p, 0, 0, 0.964);
     EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 0.964); /* nothing to overlap */
     p = a2a_nodes(2, 8, 8, 16, 8, true, false);
-    /* 2 nodes of 8, m = 8: piece = 0.25 + 8 * 64/8000 = 0.314; one pair message of 512 B:
-     * 4 * 0.314 + (2.512 + 0.0512) + 0.4 = 1.256 + 2.5632 + 0.4 */
-    EXPECT_WITH("alltoall.leader", &p, 0, 0, 4.2192);
-    EXPECT_WITH("alltoall.leader", &p, 0, 1, 8.2352); /* Put: + 2 net(8) = 4.016 */
-    EXPECT_WITH("alltoall.mpml", &p, 2, 0, 4.2192);   /* one peer node: one leader busy */
+    /* 2 nodes of 8, m = 8: piece = 0.25 + 8 * 64/8000 = 0.314; one pair message of 512 B, a contiguous run:
+     * 4 * 0.314 + 2.512 + 0.4 = 1.256 + 2.512 + 0.4 */
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 4.168);
+    EXPECT_WITH("alltoall.leader", &p, 0, 1, 8.184); /* Put: + 2 net(8) = 4.016 */
+    EXPECT_WITH("alltoall.mpml", &p, 2, 0, 4.168);   /* one peer node: one leader busy */
+    p = a2a_nodes(3, 4, 4, 12, 16, true, false);
+    /* 3 nodes of 4, m = 16: piece = 0.25 + 4 * 64/8000 = 0.282, 6 pieces = 1.692; one leader posts its 2 pair
+     * messages of 256 B at once: net_posted(1, 2, 256) = net(512) + g = 2.512 + 0.5 */
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 5.104); /* 1.692 + 3.012 + 0.4 */
     p = a2a_nodes(3, 8, 8, 24, 8, true, false);
-    /* 3 nodes: 6 * 0.314 = 1.884; one leader: 2 rounds of 2.5632 */
-    EXPECT_WITH("alltoall.leader", &p, 0, 0, 7.4104); /* 1.884 + 5.1264 + 0.4 */
-    /* two leaders: 1 round, both sending at once: net_concurrent(2, 512) = 5.024, + 0.0512 */
-    EXPECT_WITH("alltoall.mpml", &p, 2, 0, 7.3592); /* 1.884 + 5.0752 + 0.4 */
-    /* overlapped: 0.314 + max(4 * 0.314, 5.0752) + 0.314 + 0.4 */
-    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 6.1032);
-    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2, .segments = 1}), 6.1032); /* depth: same */
+    /* two leaders: 1 round, both sending at once: net_concurrent(2, 512) = 5.024 */
+    EXPECT_WITH("alltoall.mpml", &p, 2, 0, 7.308); /* 6 * 0.314 + 5.024 + 0.4 = 1.884 + 5.024 + 0.4 */
+    /* overlapped: 0.314 + max(4 * 0.314, 5.024) + 0.314 + 0.4 */
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 6.052);
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2, .segments = 1}), 6.052); /* depth: same */
     /* oversubscribed: no core to overlap with, phases add up, plus a flag per round:
-     * 0.314 + 4 * 0.314 + 5.0752 + 0.314 + 0.4 + 2 * 0.2 */
+     * 0.314 + 4 * 0.314 + 5.024 + 0.314 + 0.4 + 2 * 0.2 */
     p.shape.oversubscribed = true;
-    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 7.7592);
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 7.708);
 }
 
 /* spreadout.c: nz_i shm_msg((S-O)/nz_i) + nz_e net_concurrent(ppn, O/nz_e), nz_e = nz (P - min_ppn)/(P - 1) */
@@ -624,15 +632,16 @@ static void test_oversubscribed_turns(void **state)
     EXPECT("alltoall.native", &p, 6.81); /* 4.71 + 7 * 0.3 */
     /* pap: everything posted at once, one wait */
     p = a2a(4, 512);
-    EXPECT_WITH("alltoall.pap", &p, 0, 0, 3.85); /* 3.55 + 0.3 */
+    EXPECT_WITH("alltoall.pap", &p, 0, 0, 2.634); /* 2.334 + 0.3 */
     p = a2a(1, 512);
     EXPECT_WITH("alltoall.pap", &p, 0, 0, 0.314); /* alone: nothing to wait for */
     /* node-aware: the two flags, and with several nodes the one wait for the posted node-pair messages */
     p = a2a(4, 16);
     EXPECT_WITH("alltoall.leader", &p, 0, 0, 1.564); /* one node: 0.964 + 2 * 0.3 */
+    p = a2a_nodes(3, 4, 4, 12, 16, true, true);
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 6.004);                           /* 5.104 + 3 * 0.3 */
     p = a2a_nodes(3, 8, 8, 24, 8, true, true);
-    EXPECT_WITH("alltoall.leader", &p, 0, 0, 8.3104);                          /* 7.4104 + 3 * 0.3 */
-    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 8.6592); /* 7.7592 + 3 * 0.3 */
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 8.608); /* 7.708 + 3 * 0.3 */
     /* alltoallv: spread-out posts everything and waits once; native's P - 1 rounds; aggregated's two flags and
      * the one wait for its messages; twophase Bruck's steps */
     p = a2av(5, 4, 10000);

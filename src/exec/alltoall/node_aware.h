@@ -51,10 +51,22 @@ static inline size_t pc_na_r_offset_blocks(const int *node_sizes, int d, int s)
         if (x != d) off += (size_t)node_sizes[x] * (size_t)node_sizes[d];
     return off;
 }
-/* Block (t, i) of the message from this node to node d, t = destination node rank, i = source node rank: taken
- * from S row i at the block of global rank dest_rank = rank of (d, t); R[s] on the receiver holds it at t * ppn_s
- * + i, and node rank t of d copies it to its receive block of the sender's global rank. */
-static inline size_t pc_na_send_block(int P, int i, int dest_rank) { return (size_t)i * (size_t)P + (size_t)dest_rank; }
+/* S is ordered by destination: for each destination node d in node order, its ppn_d * ppn blocks [t][i] (t =
+ * destination node rank, i = source node rank of this node, ppn = this node's ranks), so the message to node d is
+ * one contiguous run of S. Where node d's run starts, in blocks: */
+static inline size_t pc_na_s_offset_blocks(const int *node_sizes, int ppn, int d)
+{
+    size_t off = 0;
+    for (int x = 0; x < d; x++) off += (size_t)node_sizes[x] * (size_t)ppn;
+    return off;
+}
+/* Block (t, i) of the message from this node to node d: source node rank i's block for node rank t of d, at S
+ * block pc_na_s_offset_blocks(d) + t * ppn + i; R[s] on the receiver holds it at the same place of its run,
+ * t * ppn_s + i (pc_na_recv_block), and node rank t of d copies it to its receive block of the sender's rank. */
+static inline size_t pc_na_send_block(const int *node_sizes, int ppn, int d, int t, int i)
+{
+    return pc_na_s_offset_blocks(node_sizes, ppn, d) + (size_t)t * (size_t)ppn + (size_t)i;
+}
 static inline size_t pc_na_recv_block(int ppn_s, int t, int i) { return (size_t)t * (size_t)ppn_s + (size_t)i; }
 
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *m);

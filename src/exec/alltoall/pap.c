@@ -55,12 +55,17 @@
  *
  * Cost (no arrival skew; model primitives), R = P - min_ppn remote peers of the busiest rank, n = max_ppn - 1
  * local peers, ppn = max_ppn, m bytes per block, I = 1 in place:
- *   local part  L = (n > 0 ? sync_us : 0)       one flag signal
- *                 + n shm_copy(2, ppn, m)       each node block staged through the window (copy in, copy out),
- *                                               the node's ranks all copying at once
+ *   local part  L = n > 0: n shm_copy(2, ppn, m) - (n - 1) signal
+ *                                               each node block staged through the window (copy in, copy out),
+ *                                               the node's ranks all copying at once; a tau-Lop two-copy transfer
+ *                                               includes the wait for its flag (calibrate.c), and pap writes all
+ *                                               its blocks before it waits, so the n waits overlap: one signal
+ *                                               is paid, signal = shm_copy(2, ppn, 8 B) (at most the transfer's)
  *                 + shm_copy(1, 1, m)           the block to itself
  *                 + I transpose((P - 1) m)      in place: the outgoing blocks packed first
- *   transport 0 T = R net_concurrent(ppn, m) + L          (every rank of the node sends off-node at once)
+ *   transport 0 T = net_posted(ppn, R, m) + L    every rank of the node sends off-node at once, all R
+ *                                               messages posted at arrival: one start-up, then R m bytes a stream
+ *                                               (model.h: net_concurrent(ppn, R m) + (R - 1) g)
  *   either transport, when P > 1: + turns(1)     everything is posted at arrival and waited for once: one
  *                                               scheduler turn on an oversubscribed host (cost.h)
  *   transport 1 T = 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) + shm_copy(1, 1, m)) + L
@@ -143,12 +148,18 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     const double P = p->shape.nranks, m = (double)p->block_bytes;
     const int ppn = p->shape.max_ppn;
     const double R = p->shape.nnodes > 1 ? P - p->shape.min_ppn : 0.0, n = ppn - 1;
-    double local = (n > 0 ? mm->sync_us + n * pc_cost_shm_copy(mm, 2, ppn, m) : 0.0) + pc_cost_shm_copy(mm, 1, 1, m) +
-                   (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
-    double block = pc_cost_net_concurrent(mm, ppn, m), flag = pc_cost_net(mm, 8);
+    double local = pc_cost_shm_copy(mm, 1, 1, m) + (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
+    if (n > 0) {
+        double staged = pc_cost_shm_copy(mm, 2, ppn, m), signal = pc_cost_shm_copy(mm, 2, ppn, pc_model_sizes[0]);
+        if (signal > staged) signal = staged;
+        local += n * staged - (n - 1) * signal;
+    }
     if (P > 1) local += pc_cost_turns(p, mm, 1);
-    if (params->transport == PAP_PUT) return 2.0 * flag + R * (block + 2.0 * flag + pc_cost_shm_copy(mm, 1, 1, m)) + local;
-    return R * block + local;
+    if (params->transport == PAP_PUT) {
+        double block = pc_cost_net_concurrent(mm, ppn, m), flag = pc_cost_net(mm, 8);
+        return 2.0 * flag + R * (block + 2.0 * flag + pc_cost_shm_copy(mm, 1, 1, m)) + local;
+    }
+    return pc_cost_net_posted(mm, ppn, R, m) + local;
 }
 
 /* ---- blocks ----------------------------------------------------------------------------------- */
