@@ -67,26 +67,35 @@ static inline double pc_busy_bruck_steps(const struct pc_problem *p, int radix, 
     return t;
 }
 
-/* The allreduces of allreduce/common.c over P ranks of the problem, n bytes, as busy time: each step's message,
- * its reduction and its test; the fold (when P is not a power of two) a message in, a reduction and a message out.
- * halving: reduce-scatter by recursive halving then the allgather replaying it (rsag), else recursive doubling. */
-static inline double pc_busy_allreduce(const struct pc_problem *p, double n, bool halving,
-                                       const struct pc_machine_model *m)
+/* The allreduces of allreduce/common.c over P ranks, n bytes, as busy time: each step's message, its reduction and
+ * its test; the fold (when P is not a power of two) a message in, a reduction and a message out. halving:
+ * reduce-scatter by recursive halving then the allgather replaying it (rsag), else recursive doubling.
+ * between_nodes: every partner is on another node (the leaders of the hierarchical allreduces, one per node);
+ * otherwise P is the problem's ranks and a step's messages stay in a node or leave it as the problem places them. */
+static inline double pc_busy_allreduce_over(const struct pc_problem *p, int P, double n, bool halving,
+                                            bool between_nodes, const struct pc_machine_model *m)
 {
-    const int P = p->shape.nranks;
     if (P <= 1) return 0;
     int pof2 = 1;
     while (pof2 * 2 <= P) pof2 *= 2;
     double t = 0;
     if (pof2 != P) /* the fold's partners are neighbours 2i, 2i + 1: node messages when ranks are placed by node */
-        t += 2 * (pc_busy_msg(m, p->shape.nnodes > 1 && !p->shape.ranks_by_node, n) + pc_busy_calls(m, 1)) +
+        t += 2 * (pc_busy_msg(m, between_nodes || (p->shape.nnodes > 1 && !p->shape.ranks_by_node), n) +
+                  pc_busy_calls(m, 1)) +
              pc_cost_reduce_of(p, m, n);
     for (int mask = halving ? pof2 / 2 : 1; halving ? mask >= 1 : mask < pof2; mask = halving ? mask / 2 : mask * 2) {
         double bytes = halving ? n * mask / pof2 : n;
-        int k = pc_cost_offnode_pairs(p, pc_cost_xor_partner, mask);
+        int k = between_nodes ? 1 : pc_cost_offnode_pairs(p, pc_cost_xor_partner, mask);
         t += (halving ? 2 : 1) * (pc_busy_msg(m, k, bytes) + pc_busy_calls(m, 1)) + pc_cost_reduce_of(p, m, bytes);
     }
     return t;
+}
+
+/* The problem's own allreduce over its P ranks (recursive_doubling.c, rabenseifner.c, native.c). */
+static inline double pc_busy_allreduce(const struct pc_problem *p, double n, bool halving,
+                                       const struct pc_machine_model *m)
+{
+    return pc_busy_allreduce_over(p, p->shape.nranks, n, halving, false, m);
 }
 
 #endif

@@ -673,6 +673,171 @@ static void test_oversubscribed_turns(void **state)
     hand_turn = 0;
 }
 
+/* ---- busy time (struct pc_algorithm's busy, exec/busy.h): the caller's own CPU time of a started execution ---- */
+
+static double busy_params(const char *name, const struct pc_problem *p, struct pc_params params)
+{
+    int i = pc_registry_find(name);
+    if (i < 0) fail_msg("%s is not registered", name);
+    const struct pc_algorithm *a = pc_registry_get(i);
+    if (!a->busy) fail_msg("%s has no busy function: taken as busy for its whole estimate", name);
+    struct pc_machine_model m;
+    hand_model(&m);
+    return a->busy(p, &params, &m);
+}
+#define EXPECT_BUSY(name, prob, params, want)                                                                   \
+    do {                                                                                                        \
+        double got_ = busy_params(name, prob, params), want_ = (want);                                          \
+        if (fabs(got_ - want_) > 1e-9 * (1 + fabs(want_)))                                                      \
+            fail_msg("%s (line %d): busy %.9f us, by hand %.9f us", name, __LINE__, got_, want_);               \
+    } while (0)
+
+/* node_aware.c's busy, the busiest rank a leader: 2N piece (its gather and scatter copies) + ceil((N-1)/l) node
+ * pairs at 2 o = 1.0 each (its send and receive posted and completed) + with Put 2 o = 1.0 a pair (credit, flag);
+ * ONMPML at most its estimate. The estimates these sit under are test_alltoall_node_aware's. */
+static void test_busy_node_aware(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a(4, 16);
+    EXPECT_BUSY("alltoall.leader", &p, ((struct pc_params){0}), 0.564); /* one node: 2 * 0.282 */
+    EXPECT_BUSY("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 0.564);
+    p = a2a_nodes(2, 8, 8, 16, 8, true, false);
+    EXPECT_BUSY("alltoall.leader", &p, ((struct pc_params){.transport = 0}), 2.256); /* 4 * 0.314 + 1.0 */
+    EXPECT_BUSY("alltoall.leader", &p, ((struct pc_params){.transport = 1}), 3.256); /* + 1.0: credit and flag */
+    p = a2a_nodes(3, 4, 4, 12, 16, true, false);
+    EXPECT_BUSY("alltoall.leader", &p, ((struct pc_params){0}), 3.692); /* 6 * 0.282 + 2 pairs * 1.0 */
+    p = a2a_nodes(3, 8, 8, 24, 8, true, false);
+    EXPECT_BUSY("alltoall.mpml", &p, ((struct pc_params){.leaders = 2}), 2.884);  /* 6 * 0.314 + 1 pair * 1.0 */
+    EXPECT_BUSY("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 2.884); /* under its 6.052 */
+    /* 9 nodes of 8, m = 8, one leader: piece 0.314, 8 node pairs of 512 B.
+     * busy 18 * 0.314 + 8 * 1.0 = 13.652. MPML's estimate 5.652 + net_posted(1, 8, 512) + 0.4, net_posted =
+     * net(4096) + 7 g = 6.096 + 3.5: 15.648. ONMPML's estimate 0.314 + max(16 * 0.314, 9.596) + 0.314 + 0.4 =
+     * 10.624 hides the leader's 8 us of overheads behind its copies: busy is cut to it. */
+    p = a2a_nodes(9, 8, 8, 72, 8, true, false);
+    EXPECT_P("alltoall.mpml", &p, ((struct pc_params){.leaders = 1}), 15.648);
+    EXPECT_BUSY("alltoall.mpml", &p, ((struct pc_params){.leaders = 1}), 13.652);
+    EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 1}), 10.624);
+    EXPECT_BUSY("alltoall.onmpml", &p, ((struct pc_params){.leaders = 1}), 10.624);
+    p.shape.oversubscribed = true; /* the phases add up: the estimate grows past busy, which is not cut */
+    EXPECT_BUSY("alltoall.onmpml", &p, ((struct pc_params){.leaders = 1}), 13.652);
+    /* empty blocks: no copies, 8 pairs at 1.0 = 8 us of overheads, but MPML's estimate charges the burst one
+     * start-up and a gap per further message: net(8 B column) 2.008 + 7 * 0.5 + 0.4 = 5.908, and busy is cut to it */
+    p = a2a_nodes(9, 8, 8, 72, 0, true, false);
+    EXPECT_P("alltoall.mpml", &p, ((struct pc_params){.leaders = 1}), 5.908);
+    EXPECT_BUSY("alltoall.mpml", &p, ((struct pc_params){.leaders = 1}), 5.908);
+    EXPECT_BUSY("alltoall.mpml", &p, ((struct pc_params){.leaders = 8}), 1.0); /* one pair each: 1.0 */
+}
+
+/* aggregated.c's busy: shm_copy(1, ppn, S) + shm_copy(1, ppn, R) + J messages of the busiest leader at o = 0.5 a
+ * piece (point-to-point) or 3 o = 1.5 (Put: the put, its flush, the flag or credit). */
+static void test_busy_aggregated(void **state)
+{
+    (void)state;
+    const char *a = "alltoallv.aggregated";
+    struct pc_problem p = a2av_nodes(1, 8, 8, 8, 4096, 4096, 0);
+    EXPECT_BUSY(a, &p, ((struct pc_params){0}), 8.692); /* 2 * 4.346: the flags are waiting */
+    p = a2av_nodes(2, 4, 4, 8, 4096, 4096, 1024);
+    EXPECT_BUSY(a, &p, ((struct pc_params){0}), 5.096);                             /* 2 * 2.298 + 1 * 0.5 */
+    EXPECT_BUSY(a, &p, ((struct pc_params){.leaders = 1}), 5.596);                  /* J = 2 */
+    EXPECT_BUSY(a, &p, ((struct pc_params){.leaders = 1, .transport = 1}), 7.596); /* 4.596 + 2 * 1.5 */
+    /* B = 4 * 8192 = 32768 B goes in 8 pieces of 4096 (aggregated.h): 2 (0.25 + 16.384) + 8 * 0.5 */
+    p = a2av_nodes(2, 4, 4, 8, 32768, 32768, 8192);
+    EXPECT_BUSY(a, &p, ((struct pc_params){0}), 37.268);
+    EXPECT_BUSY(a, &p, ((struct pc_params){.segments = 1}), 33.768); /* one piece */
+    p = a2av_nodes(2, 4, 4, 8, 0, 0, 0);
+    EXPECT_BUSY(a, &p, ((struct pc_params){0}), 0.0);
+}
+
+/* dpml_common.c's busy: max(leader: (l-1) part + l part + T_comp + k inter-node allreduces as busy time,
+ * other rank (l < ppn): 2 l part); an inter-node step: its message 2 o = 1.0, its test o = 0.5, its reduction.
+ * Parts and reductions as test_allreduce_hierarchical_*. */
+static void test_busy_hierarchical_allreduce(void **state)
+{
+    (void)state;
+    struct pc_problem p = ar_nodes(1, 4, 512, 8); /* n = 4096 */
+    EXPECT_BUSY("allreduce.leader", &p, ((struct pc_params){0}), 8.442); /* 2.298 + 6.144 (its input in place) */
+    p = ar_nodes(2, 4, 512, 8);
+    /* + rd over 2 nodes: 1.0 + 0.5 + reduce(4096) 2.048 = 3.548 */
+    EXPECT_BUSY("allreduce.leader", &p, ((struct pc_params){0}), 11.99);
+    p = ar_nodes(1, 4, 1024, 8); /* n = 8192, 2 leaders: part 2.298; leader 3 * 2.298 + 6.144, other 4 * 2.298 */
+    EXPECT_BUSY("allreduce.dpml", &p, ((struct pc_params){.leaders = 2}), 13.038);
+    p = ar_nodes(2, 4, 1024, 8);
+    EXPECT_BUSY("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 16.586); /* + 3.548 */
+    /* rsag over 2 of 4096 B: one halving and one allgather step of 2048 B, 2 (1.0 + 0.5) + reduce 1.024 */
+    EXPECT_BUSY("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 1}), 17.062);
+    /* pipelined k = 8: 8 rd of 512 B, 8 (1.5 + 0.256) = 14.048; under its estimate 52.6, free cores or not */
+    p.shape.oversubscribed = false;
+    EXPECT_BUSY("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 27.086);
+    p.shape.oversubscribed = true;
+    EXPECT_BUSY("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 27.086);
+    /* 3 nodes of 3, all lead (l = ppn: no other rank), n = 8: 2 parts handed + 3 out at 0.253, comp 2 (8/3)/2000,
+     * rd over 3: fold 2 * 1.5 + (8/3)/2000, mask 1: 1.5 + (8/3)/2000 */
+    p = ar_nodes(3, 3, 1, 8);
+    EXPECT_BUSY("allreduce.dpml", &p, ((struct pc_params){.leaders = 3}), 1.265 + 4.5 + 4 * (8.0 / 3) / 2000);
+    p = ar_nodes(1, 1, 1000, 8);
+    EXPECT_BUSY("allreduce.dpml", &p, ((struct pc_params){.leaders = 2}), 0.0); /* one rank */
+}
+
+/* Every registered algorithm has a busy function (none is taken as busy throughout by default), and the node-aware
+ * families' (the seven that had none before) satisfy 0 <= busy <= estimate across a sweep of shapes (one node and
+ * several, ranks placed by node or not, cores free or oversubscribed), sizes and every variant they offer, under
+ * the hand model and the default one. The other algorithms' busy functions are left out of the bound: they charge
+ * 2 o per message where their estimates charge less (a node message's shm_alpha, a posted burst's gap g), so under
+ * models with o >= shm_alpha they exceed their estimates and pc_algorithm_busy cuts them (known, not fixed here). */
+static bool in_node_aware_family(const char *name)
+{
+    static const char *const names[] = {"alltoall.leader",  "alltoall.mpml",           "alltoall.onmpml",
+                                        "alltoallv.aggregated", "allreduce.dpml", "allreduce.dpml_pipelined",
+                                        "allreduce.leader"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i])) return true;
+    return false;
+}
+
+static void test_busy_sweep(void **state)
+{
+    (void)state;
+    struct pc_machine_model models[2];
+    hand_model(&models[0]);
+    pc_model_default(&models[1]);
+    const int nodes[] = {1, 2, 3, 5, 9}, ppns[] = {1, 2, 3, 4, 8};
+    for (int i = 0; i < pc_registry_count(); i++) {
+        const struct pc_algorithm *a = pc_registry_get(i);
+        if (!a->busy) fail_msg("%s has no busy function", a->name);
+        if (!in_node_aware_family(a->name)) continue;
+        for (int ni = 0; ni < 5; ni++)
+            for (int pi = 0; pi < 5; pi++)
+                for (int shape_bits = 0; shape_bits < 4; shape_bits++)
+                    for (uint64_t b = 0; b <= (UINT64_C(1) << 21); b = b ? b * 8 : 1) {
+                        const int N = nodes[ni], ppn = ppns[pi], P = N * ppn;
+                        if (N > 1 && shape_bits == 0 && ppn == 1) continue; /* same as by node */
+                        struct pc_problem p = shape(a->collective, P);
+                        p.shape.nnodes = N;
+                        p.shape.ranks_by_node = N == 1 || !(shape_bits & 1);
+                        p.shape.oversubscribed = (shape_bits & 2) != 0;
+                        p.block_bytes = p.max_block_bytes = b;
+                        p.send_total_bytes = p.recv_total_bytes = p.max_send_bytes = p.max_recv_bytes = b * P;
+                        p.max_offnode_bytes = b * (uint64_t)(P - ppn);
+                        p.nonzero_sends = p.max_nonzero_sends = P - 1;
+                        p.count = (int)b;
+                        p.elem_bytes = 4;
+                        if (a->inapplicable && a->inapplicable(&p)) continue;
+                        struct pc_params v[PC_MAX_VARIANTS];
+                        int nv = a->variants ? a->variants(&p, v, PC_MAX_VARIANTS) : 1;
+                        if (!a->variants) memset(v, 0, sizeof v[0]);
+                        for (int k = 0; k < nv; k++)
+                            for (int mi = 0; mi < 2; mi++) {
+                                double t = a->estimate(&p, &v[k], &models[mi]), bz = a->busy(&p, &v[k], &models[mi]);
+                                if (!(isfinite(bz) && bz >= 0 && bz <= t * (1 + 1e-12)))
+                                    fail_msg("%s variant %d (%s model) on %d nodes of %d (by node %d, oversubscribed %d), "
+                                             "%llu B: busy %.6f us, estimate %.6f us",
+                                             a->name, k, mi ? "default" : "hand", N, ppn, p.shape.ranks_by_node,
+                                             p.shape.oversubscribed, (unsigned long long)b, bz, t);
+                            }
+                    }
+    }
+}
+
 /* Estimates are finite and non-negative across a sweep, and grow with the message size. */
 static void test_sweep_sane(void **state)
 {
@@ -730,6 +895,10 @@ int main(void)
         cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
         cmocka_unit_test(test_oversubscribed_turns),
         cmocka_unit_test(test_sweep_sane),
+        cmocka_unit_test(test_busy_node_aware),
+        cmocka_unit_test(test_busy_aggregated),
+        cmocka_unit_test(test_busy_hierarchical_allreduce),
+        cmocka_unit_test(test_busy_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

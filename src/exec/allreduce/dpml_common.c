@@ -46,9 +46,15 @@
  *                                                                  reduction cannot overlap; the rest overlaps the
  *                                                                  exchanges)
  *          on an oversubscribed host the sum of k = 1 (with T_comm of the k sub-partitions): no free core to
- *          progress the exchanges during the reductions, as for alltoall.onmpml (node_aware.c) */
+ *          progress the exchanges during the reductions, as for alltoall.onmpml (node_aware.c)
+ * Busy (exec/busy.h), the busiest rank's: a leader's (l-1) parts handed over (its own it reads in place), l parts
+ *   copied out, T_comp, and its k inter-node allreduces as busy time (each step's message posted and completed,
+ *   its test and its reduction: pc_busy_allreduce_over between nodes; MPI's the same schedule as T_comm's); another
+ *   rank's l + l parts when l < ppn. The flags and the network are waiting. With k > 1 on free cores the estimate
+ *   hides the exchanges, their overheads and reductions included, behind T_comp: busy is cut to the estimate. */
 #include "exec/allreduce/dpml_common.h"
 #include "exec/cost.h"
+#include "exec/busy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +209,32 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
     if (k == 1 || p->shape.oversubscribed) return t_copy + t_bcast + t_sync + t_comp + t_comm;
     double rest = t_comp * (k - 1) / k;
     return t_copy + t_bcast + t_sync + t_comp / k + (rest > t_comm ? rest : t_comm);
+}
+
+/* One inter-node allreduce of `bytes` over h nodes by algorithm inter, as busy time of a leader. */
+static double inter_busy(const struct pc_problem *p, int inter, int h, double bytes, const struct pc_machine_model *m)
+{
+    bool halving = inter == PC_DPML_INTER_RSAG ||
+                   (inter == PC_DPML_INTER_MPI && !(bytes <= 2048 || !p->commutative)); /* native_cost's choice */
+    return pc_busy_allreduce_over(p, h, bytes, halving, true, m);
+}
+
+double pc_dpml_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m)
+{
+    if (p->shape.nranks <= 1) return 0;
+    double n = (double)p->count * (double)p->elem_bytes, ppn = p->shape.max_ppn;
+    const int h = p->shape.nnodes, leaders = pc_dpml_leaders_used(p, cfg->leaders);
+    double l = leaders, k = cfg->segments < 1 ? 1 : cfg->segments;
+    double part = pc_cost_shm_copy(m, 1, p->shape.max_ppn, n / l);
+    double comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
+    double comm = h > 1 ? k * inter_busy(p, cfg->inter, h, n / (l * k), m) : 0;
+    double leader = (l - 1) * part + l * part + comp + comm, other = l < ppn ? 2 * l * part : 0;
+    double busy = leader > other ? leader : other;
+    if (k > 1 && !p->shape.oversubscribed) {
+        double estimate = pc_dpml_estimate(p, cfg, m);
+        if (busy > estimate) busy = estimate;
+    }
+    return busy;
 }
 
 /* ---- set-up ---------------------------------------------------------------------------------------------- */

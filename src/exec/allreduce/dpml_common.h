@@ -46,6 +46,9 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
 double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders,
                               const struct pc_machine_model *m);
 
+/* The busiest rank's busy time (struct pc_algorithm's busy, exec/busy.h), from the same terms: see dpml_common.c. */
+double pc_dpml_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);
+
 int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg);
 /* One execution as a resumable schedule (struct pc_algorithm's start and advance); execute is pc_steps_execute. */
 int pc_dpml_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
@@ -59,6 +62,12 @@ static inline double pc_dpml_estimate_form(enum pc_dpml_form form, const struct 
 {
     struct pc_dpml_config c = pc_dpml_config_of(form, params);
     return pc_dpml_estimate(p, &c, m);
+}
+static inline double pc_dpml_busy_form(enum pc_dpml_form form, const struct pc_problem *p,
+                                       const struct pc_params *params, const struct pc_machine_model *m)
+{
+    struct pc_dpml_config c = pc_dpml_config_of(form, params);
+    return pc_dpml_busy(p, &c, m);
 }
 
 #endif

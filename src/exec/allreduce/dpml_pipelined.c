@@ -26,6 +26,11 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_dpml_estimate_form(PC_DPML_PIPELINED, p, params, m);
 }
 
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    return pc_dpml_busy_form(PC_DPML_PIPELINED, p, params, m);
+}
+
 const struct pc_algorithm pc_allreduce_dpml_pipelined = {
     .name = "allreduce.dpml_pipelined",
     .collective = PC_ALLREDUCE,
@@ -34,6 +39,7 @@ const struct pc_algorithm pc_allreduce_dpml_pipelined = {
     .inapplicable = pc_dpml_inapplicable,
     .variants = variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = pc_dpml_start,

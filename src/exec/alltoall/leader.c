@@ -20,6 +20,11 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return pc_na_estimate_form(PC_NA_LEADER, p, params, m);
 }
 
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    return pc_na_busy_form(PC_NA_LEADER, p, params, m);
+}
+
 const struct pc_algorithm pc_alltoall_leader = {
     .name = "alltoall.leader",
     .collective = PC_ALLTOALL,
@@ -28,6 +33,7 @@ const struct pc_algorithm pc_alltoall_leader = {
     .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = pc_na_start,

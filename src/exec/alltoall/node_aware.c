@@ -46,9 +46,13 @@
  *                                       (cost.h: on an oversubscribed host only)
  *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync
  *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync, T_start = T_end = piece (the first gather and the
- *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter). */
+ *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter).
+ * Busy (exec/busy.h; the busiest rank is a leader): T_gather + T_scatter (copies) + ceil((N-1)/l) (2 o: its send
+ *   and receive of each node pair it handles, posted and completed) + with Put 2 o per pair (credit, arrival flag);
+ *   T_inter's network time and T_sync are waiting. At most the estimate (pc_na_busy says where the sum exceeds it). */
 #include "exec/alltoall/node_aware.h"
 #include "exec/cost.h"
+#include "exec/busy.h"
 
 #include <limits.h>
 #include <math.h>
@@ -665,4 +669,25 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
         return piece + (intra > inter ? intra : inter) + piece + sync;
     }
     return 2.0 * N * piece + inter + sync;
+}
+
+/* Busy (exec/busy.h) of the busiest rank, a leader: its share of the gather and scatter (2N pieces, every form),
+ * and per node pair it handles (ceil((N-1)/l)) the posting and completion of its send and its receive; with Put
+ * also the credit and the arrival flag it puts. The network, the flags and the barriers are waiting. Cut to the
+ * estimate: the caller cannot be busy longer than the estimate says the execution lasts, and two of its terms leave
+ * some of that CPU time out. T_inter charges a burst of posted node-pair messages one start-up and a gap g per
+ * further message, less than the leader's 2 o per pair when g < 2 o and the messages are small (many nodes, tiny
+ * blocks); and ONMPML's estimate hides the whole exchange, its overheads included, behind the gather and scatter. */
+double pc_na_busy(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
+{
+    const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
+    const double m = (double)p->block_bytes;
+    const int l = pc_na_leaders_used(p, cfg->leaders);
+    double busy = 2.0 * N * pc_cost_shm_copy(mm, 1, ppn, ppn * m);
+    if (N > 1) {
+        double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
+        busy += rounds * (pc_busy_msg(mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));
+    }
+    double estimate = pc_na_estimate(p, cfg, mm);
+    return busy < estimate ? busy : estimate;
 }

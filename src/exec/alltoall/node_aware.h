@@ -76,6 +76,14 @@ static inline double pc_na_estimate_form(enum pc_na_form form, const struct pc_p
     struct pc_na_config c = pc_na_config_of(form, params);
     return pc_na_estimate(p, &c, m);
 }
+/* The busiest rank's busy time (struct pc_algorithm's busy, exec/busy.h), from the same terms. */
+double pc_na_busy(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *m);
+static inline double pc_na_busy_form(enum pc_na_form form, const struct pc_problem *p, const struct pc_params *params,
+                                     const struct pc_machine_model *m)
+{
+    struct pc_na_config c = pc_na_config_of(form, params);
+    return pc_na_busy(p, &c, m);
+}
 /* Leader counts 1, 2, 4, ... and the smallest node's size; NUMA-spread placement when nodes have domains; both
  * transports when there is more than one node; pipeline depth `depth` on each. */
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);

@@ -40,9 +40,13 @@
  *                                                  the busiest leader's messages while the node's other leaders send
  *                                                  theirs (Put adds a credit / arrival flag per message)
  * The pieces of a message go back to back, their start-ups overlapping: they are not charged apart; nor is a
- * rendezvous round trip (the model has no eager limit). */
+ * rendezvous round trip (the model has no eager limit).
+ * Busy (exec/busy.h; the busiest rank is a leader with J messages): the pack and the unpack (its copies), and per
+ * message it sends or receives one o for each piece it posts and completes (pc_agg_pieces of B), with Put 3 o
+ * (the put, its flush, the arrival flag or credit it puts); the network, the flags and the barrier are waiting. */
 #include "exec/alltoallv/aggregated.h"
 #include "exec/cost.h"
+#include "exec/busy.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -694,6 +698,22 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     return t;
 }
 
+static double busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    double S = (double)p->max_send_bytes, R = (double)p->max_recv_bytes, O = (double)p->max_offnode_bytes;
+    const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
+    if (S == 0 && R == 0) return 0;
+    double t = pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R);
+    if (N > 1 && O > 0) {
+        int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
+        double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
+        /* point-to-point: a posted and completed request per piece; Put: the put, its flush, the flag or credit */
+        double calls = params->transport == 1 ? 3 : pc_agg_pieces((uint64_t)ceil(pair), params->segments);
+        t += messages * pc_busy_calls(m, calls);
+    }
+    return t;
+}
+
 const struct pc_algorithm pc_alltoallv_aggregated = {
     .name = "alltoallv.aggregated",
     .collective = PC_ALLTOALLV,
@@ -701,6 +721,7 @@ const struct pc_algorithm pc_alltoallv_aggregated = {
     .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT,
     .variants = variants,
     .estimate = estimate,
+    .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = start,
