@@ -822,8 +822,8 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
 }
 
 /* ---- the check after calibration ----
- * A few cheap operations that the model predicts by combining its figures at a size between the table's
- * (PC_CHECK_BYTES), timed as the stage that measured those figures times its own (the same helpers, pinning,
+ * A few cheap operations that the model predicts by combining its figures at a size between those measured
+ * (PC_CHECK_BYTES, PC_CHECK_SHM_MSG_BYTES), timed as the stage that measured those figures times its own (the same helpers, pinning,
  * waits and warm-up, the lower quartile of the repetitions). Each probe's figure and spread are agreed (maximum
  * over ranks, as the stages'), so every rank judges the same ratio alike. */
 
@@ -927,8 +927,8 @@ static int run_probes(struct cal *c, struct pc_machine_model *m, int taumax, uns
         unsigned figures = 0;
         int err = PLANCOLL_SUCCESS;
         if (i == PC_CHECK_SHM_MSG && L->node_sizes[0] >= 2) {
-            err = probe_shm_msg(c, (int)bytes, &got);
-            predicted = pc_cost_shm_msg(m, bytes);
+            err = probe_shm_msg(c, (int)PC_CHECK_SHM_MSG_BYTES, &got);
+            predicted = pc_cost_shm_msg(m, PC_CHECK_SHM_MSG_BYTES);
             predicted_spread = fmax(m->spread[PC_FIG_SHM_ALPHA], m->spread[PC_FIG_SHM_BETA]);
             figures = PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SHM_BETA);
         } else if (i == PC_CHECK_TAULOP) {
