@@ -9,7 +9,10 @@
  *            (write own slot, signal, the peer reads it): tau-Lop
  *   turn     on an oversubscribed layout only: a flag ring through every rank of each node, every node at once
  *            and nobody asleep (as in a collective), less sync per hop: the wait for a scheduler turn
- *   local    a blocked transpose, and each predefined (op, type) reduction loop */
+ *   local    a blocked transpose, and each predefined (op, type) reduction loop
+ *   check    after the consistency rules: a node exchange, tau concurrent copies and a network message at sizes
+ *            between those measured, predicted by the composed model and timed as their stages time; a stage whose
+ *            probe disagrees beyond the spreads is measured once more, then its figures are marked (check_model) */
 #include "exec/calibrate.h"
 
 #include <math.h>
