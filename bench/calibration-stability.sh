@@ -4,8 +4,8 @@
 # process (PLANCOLL_CALIBRATE=1, no PLANCOLL_WISDOM), with BUILD_DIR/bench/calibration-probe on NP ranks and
 # CLIQUES emulated nodes (as tests/mpi/run-mpi-test.sh sets them up: MPIR_CVAR_NUM_CLIQUES, UCX_TLS=tcp,self).
 # Prints each calibrated figure's min / median / max over the runs and max/min, how many runs marked it
-# unstable or clamped (when the model says so), and the share of the probe's fixed problems on which
-# PLANCOLL_ESTIMATE chose the same algorithm (with the same parameters) in every run.
+# unstable, clamped or disagreed (when the model says so), the check's measured/predicted ratios, and the share
+# of the probe's fixed problems on which PLANCOLL_ESTIMATE chose the same algorithm (with the same parameters) in every run.
 # Figures: the model text's lines (wisdom/FORMAT.md); a table row is split into its sizes (net 1 @8B ...).
 # The per-(op, type) reduce table is summarised as one line (the worst ratio over its entries).
 # The host can change state between runs (two virtual cores placed close, sharing a cache, or far apart: a flag
@@ -46,6 +46,7 @@ marks = collections.Counter()
 cal_s = []
 reduce_ratios = collections.defaultdict(list)
 run_of = collections.defaultdict(list)  # label -> run index of each value
+checks = collections.defaultdict(list)  # probe -> (ratio, band) per run
 for i in range(1, runs + 1):
     for line in open(f"{d}/run{i}.out"):
         t = line.split()
@@ -60,7 +61,9 @@ for i in range(1, runs + 1):
         key = t[0]
         if key == "shape": continue
         if key == "calibrated": cal_s.append(float(t[2])); continue
-        if key in ("unstable", "clamped"):
+        if key == "check":  # the check after calibration: probe, measured/predicted, band
+            checks[t[1]].append((float(t[2]), float(t[3]))); continue
+        if key in ("unstable", "clamped", "disagreed"):
             for name in t[1:]: marks[(key, name)] += 1
             continue
         if key == "spread": continue
@@ -95,6 +98,13 @@ if reduce_ratios:
     rr = [ratio(v) for v in reduce_ratios.values()]
     print(f"{'reduce (per op,type)':24s} {len(rr)} entries, max/min median {statistics.median(rr):.2f} worst {max(rr):.2f}")
 print(f"figures within 1.5x over the runs: {within} of {len(fig)}; worst max/min {worst:.2f}")
+for probe, v in checks.items():
+    rs = [r for r, _ in v]
+    out = sum(1 for r, b in v if r > b or r * b < 1)
+    print(f"check {probe}: measured/predicted min {min(rs):.2f} median {statistics.median(rs):.2f} max {max(rs):.2f}; "
+          f"outside its band in {out} of {len(v)} runs (after the re-measurement)")
+if any(k == "disagreed" for k, _ in marks):
+    print("disagreed after re-measurement: " + ", ".join(f"{n} x{c}" for (k, n), c in marks.items() if k == "disagreed"))
 same = sum(1 for v in choices.values() if len(set(v)) == 1 and len(v) == runs)
 print(f"ESTIMATE chose the same algorithm in every run on {same} of {len(choices)} problems "
       f"({100.0 * same / max(1, len(choices)):.0f}%)")

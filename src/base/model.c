@@ -12,6 +12,7 @@ const double pc_model_sizes[PC_MODEL_NSIZES] = {8, 64, 512, 4096, 32768, 262144,
 const char *const pc_model_figure_names[PC_FIG_COUNT] = {"net",  "o",      "g",         "shm_alpha", "shm_beta", "sync",
                                                          "taulop", "transpose", "reduce", "reduce_default",
                                                          "turn"};
+const char *const pc_model_check_names[PC_CHECK_COUNT] = {"shm_msg", "taulop", "net"};
 
 void pc_model_default(struct pc_machine_model *m)
 {
@@ -242,6 +243,31 @@ void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes)
     pc_model_derive(m, nnodes);
 }
 
+double pc_model_check_band(double predicted_spread, double measured_spread)
+{
+    double a = predicted_spread > 1 ? predicted_spread : 1, b = measured_spread > 1 ? measured_spread : 1;
+    return a * b > PC_MODEL_STABLE_SPREAD ? a * b : PC_MODEL_STABLE_SPREAD;
+}
+
+bool pc_model_check_disagrees(double predicted, double measured, double band, double *ratio)
+{
+    *ratio = 0;
+    if (!(predicted > 0) || !(measured > 0)) return false;
+    *ratio = measured / predicted;
+    return *ratio > band || *ratio * band < 1;
+}
+
+double pc_model_interp_spread(const double spread[PC_MODEL_NSIZES], double bytes)
+{
+    int last = PC_MODEL_NSIZES - 1;
+    if (bytes <= pc_model_sizes[0]) return spread[0];
+    if (bytes >= pc_model_sizes[last]) return spread[last];
+    int s = 0;
+    while (bytes > pc_model_sizes[s + 1]) s++;
+    if (bytes == pc_model_sizes[s + 1]) return spread[s + 1];
+    return spread[s] > spread[s + 1] ? spread[s] : spread[s + 1];
+}
+
 void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
 {
     char key[64];
@@ -257,6 +283,19 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
         if (!bits[w]) fprintf(out, " none");
         for (int f = 0; f < PC_FIG_COUNT; f++)
             if (bits[w] & PC_FIG_BIT(f)) fprintf(out, " %s", pc_model_figure_names[f]);
+    }
+    /* the check after calibration: each probe's measured / predicted, and the figures that still disagreed */
+    bool checked = false;
+    for (int i = 0; i < PC_CHECK_COUNT; i++)
+        if (m->check_ratio[i] > 0) {
+            fprintf(out, "%s %s %.2f", checked ? "," : "; check (measured/predicted):", pc_model_check_names[i],
+                    m->check_ratio[i]);
+            checked = true;
+        }
+    if (m->disagreed) {
+        fprintf(out, "; disagreed:");
+        for (int f = 0; f < PC_FIG_COUNT; f++)
+            if (m->disagreed & PC_FIG_BIT(f)) fprintf(out, " %s", pc_model_figure_names[f]);
     }
     fprintf(out, "\n");
 }
@@ -332,9 +371,13 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
         if (f != PC_FIG_NET && f != PC_FIG_TAULOP && m->spread[f] > 0 &&
             append(buf, len, cap, "spread %s %.17g\n", pc_model_figure_names[f], m->spread[f]))
             return -1;
-    const char *word[2] = {"unstable", "clamped"};
-    unsigned bits[2] = {m->unstable, m->clamped};
-    for (int w = 0; w < 2; w++) {
+    for (int i = 0; i < PC_CHECK_COUNT; i++)
+        if (m->check_ratio[i] > 0 &&
+            append(buf, len, cap, "check %s %.17g %.17g\n", pc_model_check_names[i], m->check_ratio[i], m->check_band[i]))
+            return -1;
+    const char *word[3] = {"unstable", "clamped", "disagreed"};
+    unsigned bits[3] = {m->unstable, m->clamped, m->disagreed};
+    for (int w = 0; w < 3; w++) {
         if (!bits[w]) continue;
         if (append(buf, len, cap, "%s", word[w])) return -1;
         for (int f = 0; f < PC_FIG_COUNT; f++)
@@ -432,6 +475,23 @@ static int spread_line(struct pc_machine_model *m, const char **p)
     return 1;
 }
 
+/* "check PROBE RATIO BAND": a ratio > 0, a band >= 1. */
+static int check_line(struct pc_machine_model *m, const char **p)
+{
+    size_t n = strcspn(*p, " \t\r\n");
+    for (int i = 0; i < PC_CHECK_COUNT; i++)
+        if (strlen(pc_model_check_names[i]) == n && strncmp(*p, pc_model_check_names[i], n) == 0) {
+            *p += n;
+            if (**p == ' ') (*p)++;
+            double ratio, band;
+            if (read_number(p, &ratio) || ratio <= 0 || read_number(p, &band) || band < 1) return 0;
+            m->check_ratio[i] = ratio;
+            m->check_band[i] = band;
+            return 1;
+        }
+    return 0;
+}
+
 /* "unstable FIGURE..." / "clamped FIGURE...": at least one known figure name. */
 static int figure_list(const char **p, unsigned *bits)
 {
@@ -488,8 +548,10 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
              !read_number(&p, &m->reduce_us_per_b[a][b]);
     } else if (strcmp(key, "spread") == 0) {
         ok = spread_line(m, &p);
-    } else if (strcmp(key, "unstable") == 0 || strcmp(key, "clamped") == 0) {
-        unsigned *bits = key[0] == 'u' ? &m->unstable : &m->clamped;
+    } else if (strcmp(key, "check") == 0) {
+        ok = check_line(m, &p);
+    } else if (strcmp(key, "unstable") == 0 || strcmp(key, "clamped") == 0 || strcmp(key, "disagreed") == 0) {
+        unsigned *bits = key[0] == 'u' ? &m->unstable : key[0] == 'c' ? &m->clamped : &m->disagreed;
         ok = figure_list(&p, bits);
     } else {
         return fail(err, errlen, "unknown model key '%s'", key);

@@ -9,7 +9,10 @@
  *            (write own slot, signal, the peer reads it): tau-Lop
  *   turn     on an oversubscribed layout only: a flag ring through every rank of each node, every node at once
  *            and nobody asleep (as in a collective), less sync per hop: the wait for a scheduler turn
- *   local    a blocked transpose, and each predefined (op, type) reduction loop */
+ *   local    a blocked transpose, and each predefined (op, type) reduction loop
+ *   check    after the consistency rules: a node exchange, tau concurrent copies and a network message at sizes
+ *            between those measured, predicted by the composed model and timed as their stages time; a stage whose
+ *            probe disagrees beyond the spreads is measured once more, then its figures are marked (check_model) */
 #include "exec/calibrate.h"
 
 #include <math.h>
@@ -82,6 +85,28 @@ static double series_spread(struct series *x)
     return pc_model_spread(v, x->n);
 }
 
+/* The maximum over the ranks of the layout of v[0..n), in place. A rank that measured nothing (idle) waits here
+ * while the others measure: it sleeps between tests instead of yielding, so that with more ranks than cores the
+ * measuring ranks keep the cores (a flag ping-pong that waits for an idle rank's turn measures the scheduler, 0.3 us
+ * one run and 80 us the next). */
+static int agree_max_idle(struct cal *c, bool idle, double *v, int n)
+{
+    MPI_Request rq;
+    PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, c->L->comm, &rq));
+    if (!idle) return pc_wait_layout(c->L, 1, &rq);
+    /* The pause doubles up to 0.32 ms: every wake-up can take a core from a measuring rank for a moment, and
+     * a round lasts milliseconds, so a few late tests cost less than a hundred early ones. */
+    int done = 0;
+    long pause_ns = 20000;
+    for (;;) {
+        PC_MPI_CHECK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
+        if (done) return PLANCOLL_SUCCESS;
+        struct timespec pause = {0, pause_ns};
+        nanosleep(&pause, NULL);
+        if (pause_ns < 160000) pause_ns *= 2;
+    }
+}
+
 /* After a round of a stage: the worst spread of each of n entries over the ranks (ranks that measured nothing
  * give 0) and the time taken, agreed by every rank of the layout, so all take the same decision. need[i]: entry i
  * is still unstable; *more: another round runs (some entry unstable, rounds and time left). */
@@ -93,27 +118,8 @@ static int another_round(struct cal *c, bool idle, const double *spread, int n, 
     double now = MPI_Wtime();
     v[n] = now - stage_t0;
     v[n + 1] = now - c->t0;
-    /* A rank that measured nothing this stage waits here while the others measure: it sleeps between tests
-     * instead of yielding, so that with more ranks than cores the measuring ranks keep the cores (a flag
-     * ping-pong that waits for an idle rank's turn measures the scheduler, 0.3 us one run and 80 us the next). */
-    MPI_Request rq;
-    PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, n + 2, MPI_DOUBLE, MPI_MAX, c->L->comm, &rq));
-    if (idle) {
-        /* The pause doubles up to 0.32 ms: every wake-up can take a core from a measuring rank for a moment, and
-         * a round lasts milliseconds, so a few late tests cost less than a hundred early ones. */
-        int done = 0;
-        long pause_ns = 20000;
-        for (;;) {
-            PC_MPI_CHECK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
-            if (done) break;
-            struct timespec pause = {0, pause_ns};
-            nanosleep(&pause, NULL);
-            if (pause_ns < 160000) pause_ns *= 2;
-        }
-    } else {
-        int err = pc_wait_layout(c->L, 1, &rq);
-        if (err) return err;
-    }
+    int err = agree_max_idle(c, idle, v, n + 2);
+    if (err) return err;
     if (round == 0) *first_round = v[n];
     bool any = false;
     for (int i = 0; i < n; i++) {
@@ -747,7 +753,7 @@ static int remeasure(struct cal *c, struct pc_machine_model *meas, unsigned bad,
     struct pc_machine_model again;
     memset(&again, 0, sizeof again);
     int err;
-    bool node = bad & (PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SYNC));
+    bool node = bad & (PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SHM_BETA) | PC_FIG_BIT(PC_FIG_SYNC));
     if ((bad & PC_FIG_BIT(PC_FIG_NET)) && (err = measure_network(c, &again))) return err;
     if (node && (err = measure_node_p2p(c, &again))) return err;
     if ((bad & PC_FIG_BIT(PC_FIG_TAULOP)) && (err = measure_taulop(c, &again, taumax))) return err;
@@ -773,12 +779,210 @@ static int remeasure(struct cal *c, struct pc_machine_model *meas, unsigned bad,
     return PLANCOLL_SUCCESS;
 }
 
+/* The model from the agreed measurements (identical on every rank): the defaults where nothing was measured, the
+ * levels between measured ones interpolated, LogGP fitted, the unstable figures marked. */
+static void compose(const struct pc_layout *L, struct pc_machine_model *m, const struct pc_machine_model *meas_in,
+                    int taumax)
+{
+    const struct pc_machine_model meas = *meas_in;
+    pc_model_default(m);
+    if (L->nnodes > 1) {
+        memcpy(m->net_time, meas.net_time, sizeof m->net_time);
+        memcpy(m->net_spread, meas.net_spread, sizeof m->net_spread);
+        m->net_ports = meas.net_ports;
+        fill_levels(m->net_time, m->net_ports);
+        m->o_us = meas.o_us;
+        m->g_us = meas.g_us;
+        m->spread[PC_FIG_O] = meas.spread[PC_FIG_O];
+        m->spread[PC_FIG_G] = meas.spread[PC_FIG_G];
+        fit_loggp(m);
+    }
+    if (L->node_sizes[0] >= 2) {
+        m->shm_alpha_us = meas.shm_alpha_us;
+        m->shm_beta_us_per_b = meas.shm_beta_us_per_b;
+        m->sync_us = meas.sync_us;
+        for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) m->spread[f] = meas.spread[f];
+    }
+    /* the turn is what a hop of the ring costs beyond the signal itself (both agreed maxima; sync possibly
+     * clamped: a smaller signal leaves more of the hop to the turn) */
+    if (L->any_oversubscribed && meas.turn_us > 0) {
+        m->turn_us = meas.turn_us > m->sync_us ? meas.turn_us - m->sync_us : 0.0;
+        m->spread[PC_FIG_TURN] = meas.spread[PC_FIG_TURN];
+    }
+    memcpy(m->shm_time, meas.shm_time, sizeof m->shm_time);
+    memcpy(m->shm_spread, meas.shm_spread, sizeof m->shm_spread);
+    m->shm_taus = taumax;
+    fill_levels(m->shm_time[0], taumax);
+    fill_levels(m->shm_time[1], taumax);
+    m->transpose_us_per_b = meas.transpose_us_per_b;
+    memcpy(m->reduce_us_per_b, meas.reduce_us_per_b, sizeof m->reduce_us_per_b);
+    m->reduce_default_us_per_b = meas.reduce_default_us_per_b;
+    for (int f = PC_FIG_TRANSPOSE; f <= PC_FIG_REDUCE_DEFAULT; f++) m->spread[f] = meas.spread[f];
+    m->unstable = unstable_figures(m);
+    m->clamped = meas.clamped;
+    m->calibrated = true;
+    pc_model_derive(m, L->nnodes);
+}
+
+/* ---- the check after calibration ----
+ * A few cheap operations that the model predicts by combining its figures at a size between those measured
+ * (PC_CHECK_BYTES, PC_CHECK_SHM_MSG_BYTES), timed as the stage that measured those figures times its own (the same helpers, pinning,
+ * waits and warm-up, the lower quartile of the repetitions). Each probe's figure and spread are agreed (maximum
+ * over ranks, as the stages'), so every rank judges the same ratio alike. */
+
+/* One probe's agreed result: figure (lower quartile) and spread of its repetitions (0, 0 where nobody ran it), and
+ * the calibration's time so far (the latest rank's), for the budget. */
+struct probe_result {
+    double figure, spread, elapsed;
+};
+
+/* Agrees a probe's figure and spread (rank's own: 0 when it timed nothing) and records them. */
+static int agree_probe(struct cal *c, bool mine, struct series *x, struct probe_result *out)
+{
+    double v[3] = {mine ? series_figure(x) : 0, mine ? series_spread(x) : 0, MPI_Wtime() - c->t0};
+    int err = agree_max_idle(c, !mine, v, 3);
+    if (err) return err;
+    if (v[0] > out->figure) out->figure = v[0];
+    if (v[1] > out->spread) out->spread = v[1];
+    out->elapsed = v[2];
+    return PLANCOLL_SUCCESS;
+}
+
+/* A two-way exchange inside node 0 as measure_node_p2p's (local ranks 0 and 1, each pinned to a core). */
+static int probe_shm_msg(struct cal *c, int bytes, struct probe_result *out)
+{
+    struct pc_layout *L = c->L;
+    int err = PLANCOLL_SUCCESS;
+    bool mine = L->node_id == 0 && L->node_size >= 2 && L->node_rank <= 1;
+    struct series x;
+    memset(&x, 0, sizeof x);
+    cpu_set_t saved;
+    bool pinned = mine && pin_cpu(L->node_rank, &saved);
+    c->run_spin = pinned;
+    if (mine) err = exchange(c, global_of(L, 0, 1 - L->node_rank), bytes, reps_for(bytes), 1, &x);
+    c->run_spin = false;
+    unpin_cpu(pinned, &saved);
+    if (err) return err;
+    return agree_probe(c, mine, &x, out);
+}
+
+/* tau concurrent 1-copy transfers (read a peer's slot) on every node, as measure_taulop's level tau (the same
+ * turns of emulated nodes sharing a host, the same pinning). */
+static int probe_taulop(struct cal *c, int tau, int bytes, struct probe_result *out)
+{
+    struct pc_layout *L = c->L;
+    int turns = c->host_nodes > 1 && tau * c->host_nodes > c->host_cores ? L->nnodes : 1;
+    char *slots = c->shm + 64 * (size_t)L->node_size;
+    for (int turn = 0; turn < turns; turn++) {
+        pc_node_barrier(L);
+        bool mine = L->node_rank < tau && (turns == 1 || L->node_id == turn);
+        int from = tau == 1 ? (L->node_rank + 1) % L->node_size : (L->node_rank + 1) % tau;
+        int copying = turns == 1 ? tau * c->host_nodes : tau;
+        cpu_set_t saved;
+        int cpu = (turns == 1 ? L->node_id % c->host_nodes : 0) * tau + L->node_rank;
+        bool pinned = copying <= c->host_cores && tau >= 2 && mine && pin_cpu(cpu, &saved);
+        struct series x;
+        memset(&x, 0, sizeof x);
+        int reps = reps_for(bytes);
+        for (int r = 0; r < 1 + reps && mine; r++) {
+            double t0 = MPI_Wtime();
+            memcpy(c->priv, slots + (size_t)from * MAX_BYTES, (size_t)bytes);
+            if (r >= 1) series_add(&x, (MPI_Wtime() - t0) * 1e6);
+        }
+        unpin_cpu(pinned, &saved);
+        int err = agree_probe(c, mine, &x, out);
+        if (err) return err;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+/* A ping-pong between local ranks 0 of nodes 0 and 1, as measure_network's single pair. */
+static int probe_net(struct cal *c, int bytes, struct probe_result *out)
+{
+    struct pc_layout *L = c->L;
+    int err = PLANCOLL_SUCCESS;
+    bool mine = (L->node_id == 0 || L->node_id == 1) && L->node_rank == 0;
+    bool shared = c->host_nodes > 1;
+    struct series x;
+    memset(&x, 0, sizeof x);
+    cpu_set_t saved;
+    c->run_spin = mine && (shared ? 2 : 1) <= c->host_cores;
+    bool pinned = c->run_spin && pin_cpu(shared ? L->node_id : 0, &saved);
+    if (mine) err = pingpong(c, global_of(L, 1 - L->node_id, 0), bytes, reps_for(bytes), 1, L->node_id == 0, &x);
+    c->run_spin = false;
+    unpin_cpu(pinned, &saved);
+    if (err) return err;
+    return agree_probe(c, mine, &x, out);
+}
+
+/* Runs every probe that applies to the layout against the model m (agreed, so the same on every rank): ratio and
+ * band per probe into m->check_ratio / check_band, and the PC_FIG_BITs of the figures behind each probe that
+ * disagrees (pc_model_check_disagrees) into *bad. */
+static int run_probes(struct cal *c, struct pc_machine_model *m, int taumax, unsigned *bad, double *elapsed)
+{
+    const struct pc_layout *L = c->L;
+    const double bytes = PC_CHECK_BYTES;
+    *bad = 0;
+    say(c, "check");
+    for (int i = 0; i < PC_CHECK_COUNT; i++) {
+        struct probe_result got = {0, 0, 0};
+        double predicted = 0, predicted_spread = 0;
+        unsigned figures = 0;
+        int err = PLANCOLL_SUCCESS;
+        if (i == PC_CHECK_SHM_MSG && L->node_sizes[0] >= 2) {
+            err = probe_shm_msg(c, (int)PC_CHECK_SHM_MSG_BYTES, &got);
+            predicted = pc_cost_shm_msg(m, PC_CHECK_SHM_MSG_BYTES);
+            predicted_spread = fmax(m->spread[PC_FIG_SHM_ALPHA], m->spread[PC_FIG_SHM_BETA]);
+            figures = PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SHM_BETA);
+        } else if (i == PC_CHECK_TAULOP) {
+            err = probe_taulop(c, taumax, (int)bytes, &got);
+            predicted = pc_cost_shm_copy(m, 1, taumax, bytes);
+            predicted_spread = pc_model_interp_spread(m->shm_spread[0][taumax - 1], bytes);
+            figures = PC_FIG_BIT(PC_FIG_TAULOP);
+        } else if (i == PC_CHECK_NET && L->nnodes > 1) {
+            err = probe_net(c, (int)bytes, &got);
+            predicted = pc_cost_net(m, bytes);
+            predicted_spread = pc_model_interp_spread(m->net_spread[0], bytes);
+            figures = PC_FIG_BIT(PC_FIG_NET);
+        } else {
+            continue;
+        }
+        if (err) return err;
+        double band = pc_model_check_band(predicted_spread, got.spread), ratio;
+        if (pc_model_check_disagrees(predicted, got.figure, band, &ratio)) *bad |= figures;
+        m->check_ratio[i] = ratio;
+        m->check_band[i] = band;
+        *elapsed = got.elapsed;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+/* The check: the probes against the composed model m; the stages behind a disagreeing probe are measured once
+ * more (while calibration's budget lasts, agreed), the model composed again and the probes run again; figures
+ * whose probe still disagrees are marked unstable and disagreed. */
+static int check_model(struct cal *c, struct pc_machine_model *meas, struct pc_machine_model *m, int taumax)
+{
+    unsigned bad;
+    double so_far = 0; /* agreed with the last probe */
+    int err = run_probes(c, m, taumax, &bad, &so_far);
+    if (err || !bad) return err;
+    if (so_far < CALIBRATION_BUDGET_S) {
+        if ((err = remeasure(c, meas, bad, taumax))) return err;
+        /* the new figures answer to the consistency rules too (clamped without a third measurement) */
+        unsigned broken = pc_model_check(meas);
+        if (broken) pc_model_clamp(meas, broken, c->L->nnodes);
+        compose(c->L, m, meas, taumax);
+        if ((err = run_probes(c, m, taumax, &bad, &so_far))) return err;
+    }
+    m->disagreed = bad;
+    m->unstable |= bad;
+    return PLANCOLL_SUCCESS;
+}
+
 static int run(struct cal *c, struct pc_machine_model *m, double t0)
 {
     struct pc_layout *L = c->L;
-    /* Ranks that measure nothing of a kind keep zeros there; the defaults fill what nobody measured. */
-    struct pc_machine_model defaults;
-    pc_model_default(&defaults);
+    /* Ranks that measure nothing of a kind keep zeros there; the defaults fill what nobody measured (compose). */
     struct pc_machine_model meas;
     memset(&meas, 0, sizeof meas);
     int taumax = L->node_size;
@@ -813,51 +1017,15 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     if (bad) {
         pc_model_clamp(&meas, pc_model_check(&meas), L->nnodes);
     }
+    compose(L, m, &meas, taumax);
+    if ((err = check_model(c, &meas, m, taumax))) return err;
     /* the duration, agreed too: the model's text (and so its hash) must be equal on every rank */
     double took = MPI_Wtime() - t0;
     if ((err = pc_allreduce_wait(L, MPI_IN_PLACE, &took, 1, MPI_DOUBLE, MPI_MAX))) return err;
-    meas.calibration_seconds = took;
-
-    *m = defaults;
-    if (L->nnodes > 1) {
-        memcpy(m->net_time, meas.net_time, sizeof m->net_time);
-        memcpy(m->net_spread, meas.net_spread, sizeof m->net_spread);
-        m->net_ports = meas.net_ports;
-        fill_levels(m->net_time, m->net_ports);
-        m->o_us = meas.o_us;
-        m->g_us = meas.g_us;
-        m->spread[PC_FIG_O] = meas.spread[PC_FIG_O];
-        m->spread[PC_FIG_G] = meas.spread[PC_FIG_G];
-        fit_loggp(m);
-    }
-    if (L->node_sizes[0] >= 2) {
-        m->shm_alpha_us = meas.shm_alpha_us;
-        m->shm_beta_us_per_b = meas.shm_beta_us_per_b;
-        m->sync_us = meas.sync_us;
-        for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) m->spread[f] = meas.spread[f];
-    }
-    /* the turn is what a hop of the ring costs beyond the signal itself (both agreed maxima; sync possibly
-     * clamped: a smaller signal leaves more of the hop to the turn) */
-    if (L->any_oversubscribed && meas.turn_us > 0) {
-        m->turn_us = meas.turn_us > m->sync_us ? meas.turn_us - m->sync_us : 0.0;
-        m->spread[PC_FIG_TURN] = meas.spread[PC_FIG_TURN];
-    }
-    memcpy(m->shm_time, meas.shm_time, sizeof m->shm_time);
-    memcpy(m->shm_spread, meas.shm_spread, sizeof m->shm_spread);
-    m->shm_taus = taumax;
-    fill_levels(m->shm_time[0], taumax);
-    fill_levels(m->shm_time[1], taumax);
-    m->transpose_us_per_b = meas.transpose_us_per_b;
-    memcpy(m->reduce_us_per_b, meas.reduce_us_per_b, sizeof m->reduce_us_per_b);
-    m->reduce_default_us_per_b = meas.reduce_default_us_per_b;
-    for (int f = PC_FIG_TRANSPOSE; f <= PC_FIG_REDUCE_DEFAULT; f++) m->spread[f] = meas.spread[f];
-    m->calibration_seconds = meas.calibration_seconds;
-    m->unstable = unstable_figures(m);
-    m->clamped = meas.clamped;
-    m->calibrated = true;
-    pc_model_derive(m, L->nnodes);
+    m->calibration_seconds = took;
     return PLANCOLL_SUCCESS;
 }
+
 
 int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
 {

@@ -2,6 +2,7 @@
  * measures the machine once, every rank ends with the same model text, a second plan of the same layout
  * reuses it, the figures are plausible (positive; a 2 MiB transfer costs more than an 8 B one), and plans
  * chosen under the calibrated model compute the right results. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +110,38 @@ int main(int argc, char **argv)
         TL_CHECK(m->turn_us >= 0, "turn %g us", m->turn_us);
         TL_CHECK(ring ? m->spread[PC_FIG_TURN] >= 1 : m->spread[PC_FIG_TURN] == 0 && m->turn_us == 0,
                  "turn %g us, spread %g, on %s", m->turn_us, m->spread[PC_FIG_TURN], shape);
+        /* the check after calibration ran every probe that applies to the layout (the node exchange where node 0 has
+         * two ranks, the concurrent copies always, the network message between nodes), each probe's recorded ratio
+         * lies outside its band exactly when the figures behind it are marked disagreed (and so unstable), and
+         * plancoll_fprint_plan's model line shows the ratios */
+        int node0_size; /* the ranks of rank 0's node (node 0 of the layout), from MPI's own split */
+        MPI_Comm node;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &node0_size);
+        MPI_Comm_free(&node);
+        MPI_Bcast(&node0_size, 1, MPI_INT, 0, comm);
+        const unsigned behind[PC_CHECK_COUNT] = {PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SHM_BETA),
+                                                 PC_FIG_BIT(PC_FIG_TAULOP), PC_FIG_BIT(PC_FIG_NET)};
+        bool ran[PC_CHECK_COUNT] = {node0_size >= 2, true, probe_shape.nnodes > 1};
+        for (int i = 0; i < PC_CHECK_COUNT; i++) {
+            TL_CHECK(ran[i] ? m->check_ratio[i] > 0 && m->check_band[i] >= PC_MODEL_STABLE_SPREAD
+                            : m->check_ratio[i] == 0 && m->check_band[i] == 0,
+                     "check %s: ratio %g band %g on %s", pc_model_check_names[i], m->check_ratio[i], m->check_band[i], shape);
+            if (!ran[i]) continue;
+            bool outside = m->check_ratio[i] > m->check_band[i] || m->check_ratio[i] * m->check_band[i] < 1;
+            TL_CHECK(outside == ((m->disagreed & behind[i]) == behind[i]), "check %s: ratio %g band %g, disagreed %#x",
+                     pc_model_check_names[i], m->check_ratio[i], m->check_band[i], m->disagreed);
+        }
+        TL_CHECK((m->disagreed & ~m->unstable) == 0, "disagreed %#x not all unstable %#x", m->disagreed, m->unstable);
+        char *marks = NULL;
+        size_t marks_len = 0;
+        FILE *mf = open_memstream(&marks, &marks_len);
+        pc_model_fprint_marks(mf, &probe_shape);
+        fclose(mf);
+        TL_CHECK(marks && strstr(marks, "check (measured/predicted): ") && strstr(marks, " taulop "), "model line: %s",
+                 marks ? marks : "(none)");
+        TL_CHECK(!m->disagreed || strstr(marks, "; disagreed:"), "model line without the disagreement: %s", marks);
+        free(marks);
         /* a second layout plan reuses the model: no calibration-sized pause */
         double before = m->calibration_seconds;
         t0 = MPI_Wtime();

@@ -298,6 +298,89 @@ static void test_stability_round_trip(void **state)
     assert_int_equal(pc_model_parse_line(&old, "spread net 9 1,1,1,1,1,1,1", err, sizeof err), -1);
 }
 
+/* The check after calibration's decision. The band is the product of the prediction's and the probe's spreads,
+ * never below the stable spread (1.3): with spreads 1.1 and 1.15 a ratio of 1.25 is inside (band 1.3), with 2 and
+ * 1.5 the band is 3. A probe 1.4x slower or faster than predicted from figures of spread 1.05 disagrees; the same
+ * ratio from figures of spread 1.5 does not. */
+static void test_check_decision(void **state)
+{
+    (void)state;
+    NEAR(pc_model_check_band(1.1, 1.15), 1.3);
+    NEAR(pc_model_check_band(1.1, 1.2), 1.32);
+    NEAR(pc_model_check_band(2.0, 1.5), 3.0);
+    NEAR(pc_model_check_band(0, 0), 1.3); /* unmeasured spreads count as 1 */
+    NEAR(pc_model_check_band(0, 1.6), 1.6);
+    double ratio = -1;
+    double band = pc_model_check_band(1.05, 1.05);
+    assert_false(pc_model_check_disagrees(10.0, 12.5, band, &ratio));
+    NEAR(ratio, 1.25);
+    assert_true(pc_model_check_disagrees(10.0, 14.0, band, &ratio));
+    NEAR(ratio, 1.4);
+    assert_true(pc_model_check_disagrees(10.0, 10.0 / 1.4, band, &ratio)); /* faster than predicted: also wrong */
+    assert_false(pc_model_check_disagrees(10.0, 10.0 / 1.25, band, &ratio));
+    band = pc_model_check_band(1.5, 1.05);
+    assert_false(pc_model_check_disagrees(10.0, 14.0, band, &ratio));
+    assert_false(pc_model_check_disagrees(10.0, 10.0 / 1.4, band, &ratio));
+    /* just inside the band on either side */
+    assert_false(pc_model_check_disagrees(10.0, 12.99, 1.3, &ratio));
+    assert_false(pc_model_check_disagrees(12.99, 10.0, 1.3, &ratio));
+    assert_true(pc_model_check_disagrees(10.0, 13.01, 1.3, &ratio));
+    assert_true(pc_model_check_disagrees(13.01, 10.0, 1.3, &ratio));
+    /* an 85 us signal against a 0.4 us prediction (issue 15's wild sync): far outside any band spreads allow */
+    assert_true(pc_model_check_disagrees(0.4, 85.8, pc_model_check_band(1.3, 1.3), &ratio));
+    /* nothing to judge: a missing prediction or measurement is no disagreement, ratio 0 */
+    assert_false(pc_model_check_disagrees(0, 5.0, 1.3, &ratio));
+    NEAR(ratio, 0);
+    assert_false(pc_model_check_disagrees(5.0, 0, 1.3, &ratio));
+    NEAR(ratio, 0);
+    /* the spread of an interpolated entry: the worse of the two table entries around it */
+    double spread[PC_MODEL_NSIZES] = {1.1, 1.2, 1.3, 1.05, 1.6, 1.01, 1.02};
+    NEAR(pc_model_interp_spread(spread, PC_CHECK_BYTES), 1.6);     /* between 4 KiB (1.05) and 32 KiB (1.6) */
+    NEAR(pc_model_interp_spread(spread, 300000), 1.02);            /* between 256 KiB (1.01) and 2 MiB (1.02) */
+    NEAR(pc_model_interp_spread(spread, 4096), 1.05);              /* a table size: its own */
+    NEAR(pc_model_interp_spread(spread, 2), 1.1);
+    NEAR(pc_model_interp_spread(spread, 1e9), 1.02);
+}
+
+/* The check's lines round-trip through the model text, old texts read as "not checked", malformed lines fail. */
+static void test_check_round_trip(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    consistent_model(&a);
+    snprintf(a.shape, sizeof a.shape, "P=5:N=2:ppn=2-3:oversub=1");
+    a.check_ratio[PC_CHECK_SHM_MSG] = 1.75;
+    a.check_band[PC_CHECK_SHM_MSG] = 1.3;
+    a.check_ratio[PC_CHECK_NET] = 0.875;
+    a.check_band[PC_CHECK_NET] = 2.5;
+    a.disagreed = PC_FIG_BIT(PC_FIG_SHM_ALPHA) | PC_FIG_BIT(PC_FIG_SHM_BETA);
+    a.unstable = a.disagreed;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\ncheck shm_msg 1.75 1.3\n"));
+    assert_non_null(strstr(buf, "\ncheck net 0.875 2.5\n"));
+    assert_null(strstr(buf, "check taulop")); /* not run: no line */
+    assert_non_null(strstr(buf, "\ndisagreed shm_alpha shm_beta\n"));
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        assert_int_equal(pc_model_parse_line(&b, line, err, sizeof err), 0);
+    free(buf);
+    assert_memory_equal(a.check_ratio, b.check_ratio, sizeof a.check_ratio);
+    assert_memory_equal(a.check_band, b.check_band, sizeof a.check_band);
+    assert_int_equal(b.disagreed, a.disagreed);
+    struct pc_machine_model old;
+    memset(&old, 0, sizeof old);
+    assert_int_equal(pc_model_parse_line(&old, "sync 0.2", err, sizeof err), 0);
+    assert_true(old.check_ratio[PC_CHECK_NET] == 0 && old.disagreed == 0);
+    assert_int_equal(pc_model_parse_line(&old, "check latency 1 1.3", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "check net 0 1.3", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "check net 1.1 0.5", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "check net 1.1", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "disagreed", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,7 +388,8 @@ int main(void)
         cmocka_unit_test(test_turn_round_trip),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
-        cmocka_unit_test(test_running_cost),
+        cmocka_unit_test(test_running_cost), cmocka_unit_test(test_check_decision),
+        cmocka_unit_test(test_check_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
