@@ -69,6 +69,15 @@ struct pc_algorithm {
      * on peers. At most estimate. Pure, as estimate. NULL: unknown, taken as the whole estimate (the caller busy
      * throughout), so that an algorithm without it is never preferred for overlap by default. */
     double (*busy)(const struct pc_problem *, const struct pc_params *, const struct pc_machine_model *m);
+    /* The mean over a node's ranks of their busy times, for the planner's host-wide work bound (planner.c predict:
+     * a host's ranks share its cores, so their CPU work adds up). Needed only where ranks differ much: the
+     * allreduces led by a few ranks per node (a leader reduces the node's ppn vectors, the others only copy theirs
+     * in and the result out), where ppn times the leader's busy time would charge each node ppn reductions for the
+     * leaders' one. NULL: every rank is as busy as the busiest. That holds within a few overhead o's for the other
+     * leader-based plans: in alltoall.leader/mpml/onmpml every rank copies its own share of the gather and scatter
+     * (the leaders add the posting of ceil((N-1)/l) messages), in alltoallv.aggregated every rank packs and unpacks
+     * its own data (the leaders add their calls). Pure, as estimate; clamped as busy (pc_algorithm_mean_busy). */
+    double (*mean_busy)(const struct pc_problem *, const struct pc_params *, const struct pc_machine_model *m);
     /* Prepares plan (its problem, params, layout, buffers and types are filled) and hangs the private state on
      * plan->impl. Collective over plan->comm. May allocate memory, create persistent requests, communicators
      * (the layout's leader communicators, pc_layout_comms, or its own MPI_Comm_split) and windows, take
@@ -143,6 +152,15 @@ static inline double pc_algorithm_busy(const struct pc_algorithm *a, const struc
 {
     double b = a->busy ? a->busy(p, params, m) : estimate;
     return b < 0 ? 0 : b > estimate ? estimate : b;
+}
+
+/* The mean busy time of a rank of a candidate (mean_busy, else its busy time busy_us), clamped to [0, busy_us]. */
+static inline double pc_algorithm_mean_busy(const struct pc_algorithm *a, const struct pc_problem *p,
+                                            const struct pc_params *params, const struct pc_machine_model *m,
+                                            double busy_us)
+{
+    double b = a->mean_busy ? a->mean_busy(p, params, m) : busy_us;
+    return b < 0 ? 0 : b > busy_us ? busy_us : b;
 }
 
 /* A table of algorithms: what the planner chooses among. The planner knows algorithms only through the table it

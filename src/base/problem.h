@@ -18,6 +18,12 @@ struct pc_shape {
     int nnodes;
     int min_ppn, max_ppn;
     bool oversubscribed; /* a host holds more ranks than cores */
+    /* The most crowded host (most of this communicator's ranks per core, the same on every rank): its ranks and its
+     * cores. The planner's host-wide work bound (planner.c predict) divides the CPU work of host_ranks ranks over
+     * host_cores cores; 0 when unknown (a hand-built shape), which disables the bound. Not in the wisdom keys: a
+     * model is already calibrated per oversubscribed shape (pc_model_shape_key), and a problem key has never told
+     * apart hosts of different core counts either. */
+    int host_ranks, host_cores;
     int numa_domains;    /* most NUMA domains of any node */
     bool ranks_by_node;  /* every node holds consecutive ranks (node k's before node k+1's): hierarchical
                             reductions then combine operands in rank order */

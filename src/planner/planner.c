@@ -164,12 +164,29 @@ static void params_apply(struct pc_params *v, const struct pc_forced *f)
     if (f->mask & PC_PARAM_INTER) v->inter = f->params.inter;
 }
 
-/* The model's figures of candidate c (its algorithm and parameters set): critical path and caller's busy time. */
+/* The host-wide work bound (docs/design.md, "The host-wide work bound"): on a host with more ranks than cores the
+ * ranks' CPU work is time-shared on the cores, while an estimate times each copy, reduction and MPI call at the rate
+ * the calibration measured for a rank that had a core for its slice. An execution then cannot end before the most
+ * crowded host has done its ranks' work on its cores: host_ranks x (a rank's mean busy time) / host_cores. The
+ * candidate's time is the larger of its estimate and this bound; on a host with a core per rank (or a shape that
+ * does not say) the bound is not applied, so nothing changes there. No constant: both factors come from the
+ * census, the busy times from the same model terms as the estimates. */
+static double host_work_bound(const struct pc_problem *p, double mean_busy_us)
+{
+    const struct pc_shape *s = &p->shape;
+    if (!s->oversubscribed || s->host_cores <= 0 || s->host_ranks <= s->host_cores) return 0.0;
+    return (double)s->host_ranks * mean_busy_us / (double)s->host_cores;
+}
+
+/* The model's figures of candidate c (its algorithm and parameters set): critical path (the estimate, or the
+ * host-wide work bound where that is larger) and caller's busy time (within the estimate, as before the bound). */
 static void predict(const struct pc_algorithm *a, const struct pc_problem *p, const struct pc_machine_model *m,
                     struct pc_candidate *c)
 {
-    c->predicted_us = a->estimate ? a->estimate(p, &c->params, m) : 0.0;
-    c->busy_us = pc_algorithm_busy(a, p, &c->params, m, c->predicted_us);
+    double estimate = a->estimate ? a->estimate(p, &c->params, m) : 0.0;
+    c->busy_us = pc_algorithm_busy(a, p, &c->params, m, estimate);
+    double work = host_work_bound(p, pc_algorithm_mean_busy(a, p, &c->params, m, c->busy_us));
+    c->predicted_us = work > estimate ? work : estimate;
     c->measured_other_us = -1.0;
     c->rank_us = c->predicted_us;
 }

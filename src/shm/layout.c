@@ -106,9 +106,17 @@ static int derive(struct pc_layout *L, const struct pc_census *c, const int *ind
     L->host_cores = me->host_cores;
     L->oversubscribed = L->host_ranks > L->host_cores;
     L->any_oversubscribed = false;
+    L->crowded_ranks = 0;
+    L->crowded_cores = 1;
     for (int r = 0; r < P; r++) {
         const struct pc_census_member *m = &c->member[index[r]];
         if (host_count[m->host] > m->host_cores) L->any_oversubscribed = true;
+        /* ranks/cores compared crosswise, in integers: every rank picks the same host's figures */
+        long a = (long)host_count[m->host] * L->crowded_cores, b = (long)L->crowded_ranks * m->host_cores;
+        if (a > b || (a == b && host_count[m->host] > L->crowded_ranks)) {
+            L->crowded_ranks = host_count[m->host];
+            L->crowded_cores = m->host_cores;
+        }
     }
 
     /* NUMA: a node's domain count is the largest any of its ranks sees; binding places ranks only if it places
@@ -306,6 +314,8 @@ void pc_layout_shape(const struct pc_layout *L, struct pc_shape *s)
         if (L->node_sizes[k] > s->max_ppn) s->max_ppn = L->node_sizes[k];
     }
     s->oversubscribed = L->any_oversubscribed;
+    s->host_ranks = L->crowded_ranks;
+    s->host_cores = L->crowded_cores;
     s->numa_domains = L->max_numa;
     /* nodes are numbered by first rank, so consecutive ranks per node means node_of never decreases */
     s->ranks_by_node = true;

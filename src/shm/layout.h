@@ -64,6 +64,8 @@ struct pc_layout {
     int host_cores;           /* online CPUs of this host */
     bool oversubscribed;      /* host_ranks > host_cores: this rank's waits yield at once */
     bool any_oversubscribed;  /* true on every rank if any host is: planning must agree across ranks */
+    int crowded_ranks, crowded_cores; /* the host with the most ranks per core (ties: more ranks), from the whole
+                                         census, so the same on every rank: its ranks and cores (pc_shape) */
     int wait_mode;            /* PLANCOLL_WAIT as parsed at layout creation */
 
     struct pc_node_shm ctl_shm; /* node-shared control slots */

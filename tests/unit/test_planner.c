@@ -916,6 +916,94 @@ static void test_choose_verbose(void **state)
 
 /* ---- pc_params_format ---------------------------------------------------------------------------------- */
 
+/* ---- the host-wide work bound (planner.c predict) --------------------------------------------------------- */
+
+/* Two hand-made alltoalls: "busy" is a little faster by its estimate but its CPU is busy throughout; "idle" is a
+ * little slower but mostly waits. "skewed" is as busy as "busy" on its busiest rank, but its mean rank does a fifth
+ * of that (a leader-based plan). */
+static double wb_busy_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 100.0;
+}
+static double wb_busy_busy(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 90.0;
+}
+static double wb_idle_estimate(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 120.0;
+}
+static double wb_idle_busy(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 10.0;
+}
+static double wb_skewed_mean(const struct pc_problem *p, const struct pc_params *v, const struct pc_machine_model *m)
+{
+    (void)p, (void)v, (void)m;
+    return 18.0;
+}
+static const struct pc_algorithm wb_busy = {
+    .name = "wb.busy", .collective = PC_ALLTOALL, .estimate = wb_busy_estimate, .busy = wb_busy_busy};
+static const struct pc_algorithm wb_idle = {
+    .name = "wb.idle", .collective = PC_ALLTOALL, .estimate = wb_idle_estimate, .busy = wb_idle_busy};
+static const struct pc_algorithm wb_skewed = {.name = "wb.skewed",
+                                              .collective = PC_ALLTOALL,
+                                              .estimate = wb_busy_estimate,
+                                              .busy = wb_busy_busy,
+                                              .mean_busy = wb_skewed_mean};
+static const struct pc_algorithm *const wb_entries[] = {&wb_busy, &wb_idle, &wb_skewed};
+static const struct pc_algorithm_table wb_table = {wb_entries, 3};
+
+/* The ESTIMATE choice between the first n algorithms of wb_table (NULL hooks: this process decides alone). */
+static int wb_choose(const struct pc_problem *p, int n, struct pc_candidate *c)
+{
+    int allowed[3] = {0, 1, 2}, nc = 0;
+    struct pc_machine_model m;
+    pc_model_default(&m);
+    assert_int_equal(pc_enumerate(&wb_table, p, allowed, n, &m, c, 3, &nc), PLANCOLL_SUCCESS);
+    assert_int_equal(nc, n);
+    struct pc_decision d;
+    assert_int_equal(pc_choose(&wb_table, p, c, nc, false, NULL, NULL, &d), PLANCOLL_SUCCESS);
+    return d.chosen.alg;
+}
+
+static void test_host_work_bound(void **state)
+{
+    (void)state;
+    struct pc_problem p = alltoall_problem();
+    p.flags = PLANCOLL_ESTIMATE;
+    p.shape = (struct pc_shape){.nranks = 8, .nnodes = 2, .min_ppn = 4, .max_ppn = 4, .oversubscribed = true,
+                                .host_ranks = 8, .host_cores = 2};
+    struct pc_candidate c[3];
+    /* 8 ranks on 2 cores: busy's 90 us of CPU per rank take 8 x 90 / 2 = 360 us of the host; idle's 8 x 10 / 2 =
+     * 40 us stay under its estimate */
+    assert_int_equal(wb_choose(&p, 2, c), 1);
+    assert_true(c[0].predicted_us == 360.0);
+    assert_true(c[1].predicted_us == 120.0);
+    assert_true(c[0].busy_us == 90.0); /* the caller's busy time is the estimate's part, as before */
+    /* a leader-based plan is charged its mean rank's work: 8 x 18 / 2 = 72 us, under its estimate of 100 */
+    assert_int_equal(wb_choose(&p, 3, c), 2);
+    assert_true(c[2].predicted_us == 100.0);
+    /* 3 ranks on 2 cores: 3 x 90 / 2 = 135 us, still above idle's 120 */
+    p.shape.host_ranks = 3;
+    assert_int_equal(wb_choose(&p, 2, c), 1);
+    assert_true(c[0].predicted_us == 135.0);
+
+    /* a core per rank: no bound, the estimates decide */
+    p.shape.oversubscribed = false;
+    p.shape.host_ranks = 2;
+    assert_int_equal(wb_choose(&p, 2, c), 0);
+    assert_true(c[0].predicted_us == 100.0);
+    /* a shape that does not give the host's cores (hand-built, older callers): no bound */
+    p.shape.oversubscribed = true;
+    p.shape.host_ranks = p.shape.host_cores = 0;
+    assert_int_equal(wb_choose(&p, 2, c), 0);
+}
+
 static void test_params_format(void **state)
 {
     (void)state;
@@ -991,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_choose_verbose),
         cmocka_unit_test(test_params_format),
         cmocka_unit_test(test_params_format_truncated),
+        cmocka_unit_test(test_host_work_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -219,16 +219,36 @@ static double inter_busy(const struct pc_problem *p, int inter, int h, double by
     return pc_busy_allreduce_over(p, h, bytes, halving, true, m);
 }
 
-double pc_dpml_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m)
+/* A leader's busy time and another rank's (0 when every rank leads). */
+static void rank_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m,
+                      double *leader, double *other)
 {
-    if (p->shape.nranks <= 1) return 0;
     double n = (double)p->count * (double)p->elem_bytes, ppn = p->shape.max_ppn;
     const int h = p->shape.nnodes, leaders = pc_dpml_leaders_used(p, cfg->leaders);
     double l = leaders, k = cfg->segments < 1 ? 1 : cfg->segments;
     double part = pc_cost_shm_copy(m, 1, p->shape.max_ppn, n / l);
     double comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
     double comm = h > 1 ? k * inter_busy(p, cfg->inter, h, n / (l * k), m) : 0;
-    double leader = (l - 1) * part + l * part + comp + comm, other = l < ppn ? 2 * l * part : 0;
+    *leader = (l - 1) * part + l * part + comp + comm;
+    *other = l < ppn ? 2 * l * part : 0;
+}
+
+/* The mean over a node's ranks (struct pc_algorithm's mean_busy): l leaders' busy times and ppn - l others'. */
+double pc_dpml_mean_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m)
+{
+    if (p->shape.nranks <= 1) return 0;
+    double leader, other, ppn = p->shape.max_ppn, l = pc_dpml_leaders_used(p, cfg->leaders);
+    rank_busy(p, cfg, m, &leader, &other);
+    if (l > ppn) l = ppn;
+    return (l * leader + (ppn - l) * other) / ppn;
+}
+
+double pc_dpml_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m)
+{
+    if (p->shape.nranks <= 1) return 0;
+    const double k = cfg->segments < 1 ? 1 : cfg->segments;
+    double leader, other;
+    rank_busy(p, cfg, m, &leader, &other);
     double busy = leader > other ? leader : other;
     if (k > 1 && !p->shape.oversubscribed) {
         double estimate = pc_dpml_estimate(p, cfg, m);

@@ -48,6 +48,9 @@ double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, d
 
 /* The busiest rank's busy time (struct pc_algorithm's busy, exec/busy.h), from the same terms: see dpml_common.c. */
 double pc_dpml_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);
+/* The mean busy time of a node's ranks (struct pc_algorithm's mean_busy): leaders reduce, the others only copy. */
+double pc_dpml_mean_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg,
+                         const struct pc_machine_model *m);
 
 int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg);
 /* One execution as a resumable schedule (struct pc_algorithm's start and advance); execute is pc_steps_execute. */
@@ -68,6 +71,12 @@ static inline double pc_dpml_busy_form(enum pc_dpml_form form, const struct pc_p
 {
     struct pc_dpml_config c = pc_dpml_config_of(form, params);
     return pc_dpml_busy(p, &c, m);
+}
+static inline double pc_dpml_mean_busy_form(enum pc_dpml_form form, const struct pc_problem *p,
+                                            const struct pc_params *params, const struct pc_machine_model *m)
+{
+    struct pc_dpml_config c = pc_dpml_config_of(form, params);
+    return pc_dpml_mean_busy(p, &c, m);
 }
 
 #endif

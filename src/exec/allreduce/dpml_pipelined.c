@@ -31,6 +31,11 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     return pc_dpml_busy_form(PC_DPML_PIPELINED, p, params, m);
 }
 
+static double mean_busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    return pc_dpml_mean_busy_form(PC_DPML_PIPELINED, p, params, m);
+}
+
 const struct pc_algorithm pc_allreduce_dpml_pipelined = {
     .name = "allreduce.dpml_pipelined",
     .collective = PC_ALLREDUCE,
@@ -40,6 +45,7 @@ const struct pc_algorithm pc_allreduce_dpml_pipelined = {
     .variants = variants,
     .estimate = estimate,
     .busy = busy,
+    .mean_busy = mean_busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = pc_dpml_start,

@@ -29,6 +29,11 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     return pc_dpml_busy_form(PC_DPML_LEADER, p, params, m);
 }
 
+static double mean_busy(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
+{
+    return pc_dpml_mean_busy_form(PC_DPML_LEADER, p, params, m);
+}
+
 const struct pc_algorithm pc_allreduce_leader = {
     .name = "allreduce.leader",
     .collective = PC_ALLREDUCE,
@@ -38,6 +43,7 @@ const struct pc_algorithm pc_allreduce_leader = {
     .variants = variants,
     .estimate = estimate,
     .busy = busy,
+    .mean_busy = mean_busy,
     .setup = setup,
     .execute = pc_steps_execute,
     .start = pc_dpml_start,
