@@ -37,16 +37,10 @@ static inline double pc_busy_direct(const struct pc_problem *p, const struct pc_
  * node and network ones). */
 static inline double pc_busy_direct_v(const struct pc_problem *p, const struct pc_machine_model *m, double msgs)
 {
-    const double P = p->shape.nranks, S = (double)p->max_send_bytes, O = (double)p->max_offnode_bytes;
-    const double local_bytes = S > O ? S - O : 0.0;
-    if (P <= 1) return pc_cost_shm_copy(m, 1, 1, S);
+    if (p->shape.nranks <= 1) return pc_cost_shm_copy(m, 1, 1, (double)p->max_send_bytes);
     if (msgs <= 0) return 0.0;
-    double remote = p->shape.nnodes > 1 ? msgs * (P - p->shape.min_ppn) / (P - 1) : 0.0;
-    if (O > 0 && remote < 1) remote = 1;
-    if (O <= 0) remote = 0;
-    double local = msgs - remote;
-    if (local_bytes > 0 && local < 1) local = 1;
-    return (local > 0 ? local * pc_busy_msg(m, 0, local_bytes / local) : 0.0) + remote * pc_busy_msg(m, 1, 0);
+    const struct pc_direct_v_split d = pc_cost_direct_v_split(p, msgs);
+    return (d.local > 0 ? d.local * pc_busy_msg(m, 0, d.local_bytes / d.local) : 0.0) + d.remote * pc_busy_msg(m, 1, 0);
 }
 
 /* pc_bruck_steps_cost's steps as busy time: per step its message, packing and unpacking (2 transpose of the

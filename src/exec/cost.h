@@ -63,21 +63,31 @@ static inline double pc_cost_direct(const struct pc_problem *p, const struct pc_
  * carrying S = max_send_bytes, of which O = max_offnode_bytes leave the node. Off-node messages are the share of
  * msgs that goes to off-node ranks when destinations are spread evenly, msgs_e = msgs (P - min_ppn) / (P - 1),
  * each carrying O / msgs_e; the rest, msgs_i = msgs - msgs_e, carry S - O (at least one message each side when
- * it has bytes):
- *   msgs_i shm_msg((S - O) / msgs_i) + msgs_e net_concurrent(ppn, O / msgs_e). */
-static inline double pc_cost_direct_v(const struct pc_problem *p, const struct pc_machine_model *m, double msgs)
+ * it has bytes). The split is shared by the estimate below and the busy time (busy.h). */
+struct pc_direct_v_split {
+    double local, local_bytes;   /* node messages and the bytes they carry in all */
+    double remote, remote_bytes; /* network messages and theirs */
+};
+static inline struct pc_direct_v_split pc_cost_direct_v_split(const struct pc_problem *p, double msgs)
 {
     const double P = p->shape.nranks, S = (double)p->max_send_bytes, O = (double)p->max_offnode_bytes;
-    const double local_bytes = S > O ? S - O : 0.0;
-    if (P <= 1) return pc_cost_shm_copy(m, 1, 1, S); /* one rank: its block to itself */
+    struct pc_direct_v_split d = {.local_bytes = S > O ? S - O : 0.0, .remote_bytes = O};
+    d.remote = p->shape.nnodes > 1 ? msgs * (P - p->shape.min_ppn) / (P - 1) : 0.0;
+    if (O > 0 && d.remote < 1) d.remote = 1;
+    if (O <= 0) d.remote = 0;
+    d.local = msgs - d.remote;
+    if (d.local_bytes > 0 && d.local < 1) d.local = 1;
+    return d;
+}
+
+/*   msgs_i shm_msg((S - O) / msgs_i) + msgs_e net_concurrent(ppn, O / msgs_e). */
+static inline double pc_cost_direct_v(const struct pc_problem *p, const struct pc_machine_model *m, double msgs)
+{
+    if (p->shape.nranks <= 1) return pc_cost_shm_copy(m, 1, 1, (double)p->max_send_bytes); /* its block to itself */
     if (msgs <= 0) return 0.0;
-    double remote = p->shape.nnodes > 1 ? msgs * (P - p->shape.min_ppn) / (P - 1) : 0.0;
-    if (O > 0 && remote < 1) remote = 1;
-    if (O <= 0) remote = 0;
-    double local = msgs - remote;
-    if (local_bytes > 0 && local < 1) local = 1;
-    double t = local > 0 ? local * pc_cost_shm_msg(m, local_bytes / local) : 0.0;
-    if (remote > 0) t += remote * pc_cost_net_concurrent(m, p->shape.max_ppn, O / remote);
+    const struct pc_direct_v_split d = pc_cost_direct_v_split(p, msgs);
+    double t = d.local > 0 ? d.local * pc_cost_shm_msg(m, d.local_bytes / d.local) : 0.0;
+    if (d.remote > 0) t += d.remote * pc_cost_net_concurrent(m, p->shape.max_ppn, d.remote_bytes / d.remote);
     return t;
 }
 
