@@ -2,7 +2,10 @@
  * plancoll-transpose-bench: the distributed n x n transpose of complex doubles (FFTW's block distribution) timed
  * side by side in one run:
  *   plancoll:transpose      plancoll_plan_transpose (MEASURE unless --estimate), the inner algorithm in the label
- *   plancoll:transpose[A]   the same with the inner exchange forced to A (-a A[,B...] or -a all)
+ *   plancoll:transpose[A]   the same with the inner exchange forced to A (-a A[,B...] or -a all; A may also be a
+ *                           strategy: transpose.fused or transpose.composite)
+ *   ... shared              each plancoll variant again on buffers from plancoll_malloc (node-shared: the fused
+ *                           strategy's node peers then read the input where it lies)
  *   mpi:alltoall+local      (a) plancoll's own two local passes around MPI's blocking MPI_Alltoall
  *   mpi:ialltoall+local     (a') the same around MPI_Ialltoall waited with a yielding MPI_Test loop (the fair
  *                           comparison on an oversubscribed node, docs/measurement.md)
@@ -42,7 +45,7 @@
 #define BATCH_SECONDS 0.020
 #define MAX_BATCHES 101
 #define MAX_SAMPLES 65536
-#define MAX_VARIANTS 24
+#define MAX_VARIANTS 48
 #define ES 16 /* complex double */
 
 enum kind { K_PLANCOLL, K_MPI_BLOCKING, K_MPI_NONBLOCKING, K_FFTW, K_MEMCPY };
@@ -54,6 +57,7 @@ struct variant {
 #ifdef HAVE_FFTW_MPI
     fftw_plan fplan;
 #endif
+    bool shared;          /* planned on c->shin, c->shout */
     int samples;
     double batch_mean[MAX_BATCHES];
     double sum, min, max, median;
@@ -65,6 +69,7 @@ struct ctx {
     int rank, size;
     ptrdiff_t n, ln0, s0, ln1, s1, alloc;
     char *in, *out;       /* the user's buffers, alloc elements each */
+    char *shin, *shout;   /* the same from plancoll_malloc, for the shared variants */
     char *S, *R;          /* scratch of the MPI variants */
     int block;            /* elements per alltoall block (uniform) */
     int *scounts, *sdispls, *rcounts, *rdispls; /* non-uniform: alltoallv in bytes */
@@ -152,7 +157,10 @@ static void run_variant(struct ctx *c, struct variant *v)
         fftw_execute(v->fplan);
 #endif
         break;
-    case K_MEMCPY: memcpy(c->out, c->R, (size_t)(c->ln1 * c->n) * ES); break;
+    case K_MEMCPY:
+        if (v->shared) memmove(c->shout, c->shin, (size_t)(c->ln1 * c->n) * ES); /* the same floor in shared memory */
+        else memcpy(c->out, c->R, (size_t)(c->ln1 * c->n) * ES);
+        break;
     }
 }
 
@@ -218,6 +226,12 @@ static void setup_sizes(struct ctx *c, ptrdiff_t n)
     c->block = (int)((n / P) * (n / P));
     c->in = xmalloc((size_t)c->alloc * ES);
     c->out = c->in_place ? c->in : xmalloc((size_t)c->alloc * ES);
+    if (plancoll_malloc((size_t)c->alloc * ES, c->comm, (void **)&c->shin) != PLANCOLL_SUCCESS ||
+        (!c->in_place && plancoll_malloc((size_t)c->alloc * ES, c->comm, (void **)&c->shout) != PLANCOLL_SUCCESS)) {
+        fprintf(stderr, "plancoll-transpose-bench: plancoll_malloc: %s\n", plancoll_error_detail());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (c->in_place) c->shout = c->shin;
     c->S = xmalloc((size_t)(c->ln0 * n) * ES);
     c->R = xmalloc((size_t)(c->ln1 * n) * ES);
     memset(c->S, 0, (size_t)(c->ln0 * n) * ES);
@@ -247,6 +261,8 @@ static void free_sizes(struct ctx *c)
 {
     free(c->in);
     if (!c->in_place) free(c->out);
+    plancoll_free(c->shin);
+    if (!c->in_place) plancoll_free(c->shout);
     free(c->S);
     free(c->R);
     free(c->scounts);
@@ -384,33 +400,36 @@ int main(int argc, char **argv)
         if (forced) {
             if (strcmp(forced, "all") == 0) {
                 const char *coll;
-                for (int i = 0; nnames < MAX_VARIANTS - 5; i++) {
+                for (int i = 0; nnames < (MAX_VARIANTS - 6) / 2; i++) {
                     const char *nm = plancoll_algorithm_name(i, &coll);
                     if (!nm) break;
                     if (strcmp(coll, c.uniform ? "alltoall" : "alltoallv") == 0) names[nnames++] = nm;
                 }
             } else {
                 snprintf(forced_copy, sizeof forced_copy, "%s", forced);
-                for (char *tok = strtok(forced_copy, ","); tok && nnames < MAX_VARIANTS - 5; tok = strtok(NULL, ","))
+                for (char *tok = strtok(forced_copy, ","); tok && nnames < (MAX_VARIANTS - 6) / 2; tok = strtok(NULL, ","))
                     names[nnames++] = tok;
             }
         }
-        for (int k = 0; k < nnames; k++) {
+        for (int k = 0; k < 2 * nnames; k++) {
             struct variant *v = &vs[nv];
             v->kind = K_PLANCOLL;
-            if (names[k]) setenv("PLANCOLL_ALGORITHM", names[k], 1);
+            v->shared = k >= nnames; /* every plancoll variant on private, then on node-shared buffers */
+            const char *nm = names[k % nnames];
+            if (nm) setenv("PLANCOLL_ALGORITHM", nm, 1);
             double t0 = MPI_Wtime();
-            int rc = plancoll_plan_transpose(c.n, c.n, MPI_C_DOUBLE_COMPLEX, c.in, c.out, c.comm, flags, &v->plan);
+            int rc = plancoll_plan_transpose(c.n, c.n, MPI_C_DOUBLE_COMPLEX, v->shared ? c.shin : c.in,
+                                             v->shared ? c.shout : c.out, c.comm, flags, &v->plan);
             double tplan = MPI_Wtime() - t0;
             unsetenv("PLANCOLL_ALGORITHM");
             if (rc != PLANCOLL_SUCCESS) {
                 if (c.rank == 0)
-                    printf("# %td: plancoll plan%s%s failed: %s: %s\n", c.n, names[k] ? " forced " : "",
-                           names[k] ? names[k] : "", plancoll_strerror(rc), plancoll_error_detail());
+                    printf("# %td: plancoll plan%s%s failed: %s: %s\n", c.n, nm ? " forced " : "", nm ? nm : "",
+                           plancoll_strerror(rc), plancoll_error_detail());
                 continue;
             }
-            snprintf(v->label, sizeof v->label, "plancoll:%s%s", plancoll_plan_algorithm(v->plan),
-                     names[k] ? " forced" : "");
+            snprintf(v->label, sizeof v->label, "plancoll:%s%s%s", plancoll_plan_algorithm(v->plan),
+                     nm ? " forced" : "", v->shared ? " shared" : "");
             if (c.rank == 0) {
                 printf("# %td: %s planned in %.1f ms\n", c.n, v->label, tplan * 1e3);
                 if (verbose) plancoll_fprint_plan(v->plan, stdout);
@@ -437,6 +456,9 @@ int main(int argc, char **argv)
 #endif
         vs[nv].kind = K_MEMCPY;
         snprintf(vs[nv++].label, sizeof vs[0].label, "bound:memcpy");
+        vs[nv].kind = K_MEMCPY;
+        vs[nv].shared = true;
+        snprintf(vs[nv++].label, sizeof vs[0].label, "bound:memcpy shared");
         for (int i = 0; i < nv; i++) {
             vs[i].min = INFINITY;
             vs[i].max = 0;
@@ -448,7 +470,12 @@ int main(int argc, char **argv)
                 for (int e = 1; e <= 2; e++) {
                     fill_input(&c, e);
                     if (!c.in_place) memset(c.out, 0xa5, (size_t)c.alloc * ES);
+                    if (vs[i].shared) { /* the shared buffers carry the same data; the result is checked in c.out */
+                        memcpy(c.shin, c.in, (size_t)c.alloc * ES);
+                        if (!c.in_place) memset(c.shout, 0xa5, (size_t)c.alloc * ES);
+                    }
                     run_variant(&c, &vs[i]);
+                    if (vs[i].shared) memcpy(c.out, c.shout, (size_t)c.alloc * ES);
                     long bad = check_output(&c, e), all = 0;
                     bench_allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, c.comm);
                     if (all && c.rank == 0) printf("# VALIDATION FAILED: %s n=%td: %ld wrong elements\n", vs[i].label, c.n, all);

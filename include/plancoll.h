@@ -129,10 +129,19 @@ PLANCOLL_API ptrdiff_t plancoll_local_size_transposed(ptrdiff_t n0, ptrdiff_t n1
  * left unchanged. element must be dense (size == extent, no holes: predefined types, contiguous derived types;
  * MPI_C_DOUBLE_COMPLEX for fftw_complex); in and out must hold plancoll_local_size_transposed's count each, and
  * may be NULL only on a rank whose share is empty. Every rank passes the same n0, n1, element size and flags.
- * The plan packs the local rows with a cache-blocked transpose into a plan-owned scratch, exchanges the blocks
- * with an inner alltoall plan (every block the same size: n0 and n1 multiples of P) or alltoallv plan (otherwise),
- * chosen by the planner among the registered algorithms under flags, and interleaves the received blocks into
- * out. plancoll_execute, plancoll_execute_buffers (any in/out of the same sizes, in place or not),
+ * The plan runs one of two strategies, chosen by the model (ESTIMATE) or by timing both on temporary buffers
+ * (MEASURE and above), and shown by plancoll_fprint_plan and plancoll_plan_spec:
+ *  - fused ("transpose(fused)", spec "transpose.fused"): each rank packs its rows, transposed, into its part of a
+ *    node-shared area and its node peers copy their blocks from there straight into their output (two passes over
+ *    the data); when in comes from plancoll_malloc on comm and is not out, peers transpose straight out of in (one
+ *    pass). Blocks for other nodes leave from the packed rows as one message per destination and are unpacked as
+ *    they land.
+ *  - composite ("transpose(<inner algorithm>)", the inner spec): pack into a plan-owned scratch, exchange the
+ *    blocks with an inner alltoall plan (every block the same size: n0 and n1 multiples of P) or alltoallv plan
+ *    (otherwise), chosen by the planner among the registered algorithms under flags, and interleave the received
+ *    blocks into out (three passes).
+ * PLANCOLL_ALGORITHM=transpose.fused or transpose.composite forces a strategy (every rank alike, else
+ * PLANCOLL_ERR_MISMATCH); forcing an alltoall or alltoallv algorithm forces the composite with that exchange. plancoll_execute, plancoll_execute_buffers (any in/out of the same sizes, in place or not),
  * plancoll_fprint_plan, plancoll_plan_algorithm ("transpose(<inner algorithm>)") and plancoll_destroy_plan work
  * on it. Errors: PLANCOLL_ERR_COUNT (n0 or n1 negative), PLANCOLL_ERR_NULL_BUFFER, PLANCOLL_ERR_IN_PLACE
  * (MPI_IN_PLACE given: pass in == out instead), PLANCOLL_ERR_DATATYPE (MPI_DATATYPE_NULL or not dense),
@@ -216,7 +225,8 @@ PLANCOLL_API const char *plancoll_plan_algorithm(plancoll_plan plan);
  * ("alltoall.mpml:leaders=2:placement=first:transport=p2p"), so forcing the spec rebuilds the same plan and a
  * choice can be reported. Writes at most len bytes including the terminating NUL; returns
  * PLANCOLL_SUCCESS, PLANCOLL_ERR_NULL_BUFFER (buf NULL or len 0), PLANCOLL_ERR_OVERFLOW (too short: buf holds
- * "") or an invalid-plan code (buf untouched). A transpose plan gives its inner exchange's spec. */
+ * "") or an invalid-plan code (buf untouched). A transpose plan gives "transpose.fused" when fused, else its
+ * inner exchange's spec. */
 PLANCOLL_API int plancoll_plan_spec(plancoll_plan plan, char *buf, size_t len);
 
 /* The registry: the name of algorithm number index (0, 1, ...) and, in *collective when not NULL, its

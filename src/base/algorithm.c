@@ -14,3 +14,10 @@ int pc_algorithm_index(const struct pc_algorithm_table *table, const char *name)
         if (strcmp(table->entries[i]->name, name) == 0) return i;
     return -1;
 }
+
+int pc_transpose_strategy_index(const char *name)
+{
+    if (strcmp(name, "transpose.composite") == 0) return 0;
+    if (strcmp(name, "transpose.fused") == 0) return 1;
+    return -1;
+}

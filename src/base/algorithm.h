@@ -175,4 +175,9 @@ const struct pc_algorithm *pc_algorithm_at(const struct pc_algorithm_table *tabl
 /* The index of the algorithm named name, or -1. */
 int pc_algorithm_index(const struct pc_algorithm_table *table, const char *name);
 
+/* The transpose kind's own strategies, named in PLANCOLL_ALGORITHM beside the collectives' algorithms
+ * ("transpose.fused", "transpose.composite"; src/transpose): 0 composite, 1 fused, -1 not a transpose strategy.
+ * The collectives' parser skips them; the transpose reads them. */
+int pc_transpose_strategy_index(const char *name);
+
 #endif

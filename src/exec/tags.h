@@ -30,6 +30,9 @@ enum {
     PC_TAG_ALLREDUCE = 4000,        /* the flat exchanges of allreduce/common.c (recursive doubling, rabenseifner) */
     PC_TAG_DPML = 4100,             /* 4100 + sub-partition: the DPML leaders' exchanges (dpml_common.c), one tag per
                                        sub-partition so that concurrent ones never match each other */
+
+    /* 4900..4999: the transpose kind (src/transpose) */
+    PC_TAG_TRANSPOSE = 4900,        /* the fused transpose's blocks between nodes (fused.c) */
 };
 
 /* Each plan adds its slot's offset, slot x PC_TAG_STRIDE (exec/plan.h, pc_tag), so that plans active at once on one

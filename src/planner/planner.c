@@ -95,6 +95,10 @@ int pc_parse_forced(const struct pc_algorithm_table *algs, const char *text, enu
         memcpy(entry, p, len);
         entry[len] = '\0';
         entry[name_len] = '\0';
+        if (pc_transpose_strategy_index(entry) >= 0 && !colon) { /* the transpose kind's entry, not a collective's */
+            p = end;
+            continue;
+        }
         int idx = pc_algorithm_index(algs, entry);
         if (idx < 0)
             return pc_error(PLANCOLL_ERR_ALGORITHM,

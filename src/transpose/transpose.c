@@ -2,22 +2,26 @@
  * (FFTW's MPI transpose and its 1D block distribution, see plancoll.h; the public entries are in
  * src/api/transpose_api.c).
  *
- * Execution, on rank r holding rows [start0, start0 + ln0) of the n0 x n1 input:
+ * Two strategies, both built at plan time and one kept (choose_strategy):
+ *  - composite, on rank r holding rows [start0, start0 + ln0) of the n0 x n1 input:
  *   1. pack: S = the local ln0 x n1 rows transposed (n1 x ln0, cache-blocked). Output rows start1(s) .. of S,
  *      ln1(s) x ln0 elements, are then one contiguous block: the block for destination s.
  *   2. exchange S -> R with an inner plan: alltoall when every block has the same size (n0 and n1 multiples of
  *      P), else alltoallv; R holds the block of each source q (ln1 x ln0(q)) at start0(q) ln1.
  *   3. unpack: out row j = row j of every source's block side by side (out[j][start0(q) + i] = R_q[j][i]).
- * S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. For
- * shares of 64 KiB and more S lives in the communicator's node-shared heap (plan_scratch), so node-aware
- * exchanges copy once.
- * The inner plan is an ordinary collective plan over S and R, made by the API's pipeline (passed in as
- * pc_transpose_plan_exchange) and owned by the transpose plan, with no handle of its own: the planner chooses
- * among every registered alltoall or alltoallv algorithm under the caller's flags, and it runs on its planned
- * buffers at every execution (also for plancoll_execute_buffers, which changes only in and out).
+ *   S and R are plan-owned, so in place (in == out) and out of place run the same code and in is only read. For
+ *   shares of 64 KiB and more S lives in the communicator's node-shared heap (plan_scratch), so node-aware
+ *   exchanges copy once. The inner plan is an ordinary collective plan over S and R, made by the API's pipeline
+ *   (passed in as pc_transpose_plan_exchange) and owned by the transpose plan, with no handle of its own: the
+ *   planner chooses among every registered alltoall or alltoallv algorithm under the caller's flags, and it runs
+ *   on its planned buffers at every execution (also for plancoll_execute_buffers, which changes only in and out).
+ *  - fused (fused.c): node peers read each other's packed rows (or input, when it is node-shared) straight into
+ *   their output, other nodes' blocks leave from the packed rows: one or two passes instead of three.
+ * The model predicts both (maximised over ranks, so every rank keeps the same); MEASURE and above time both on
+ * temporary buffers; PLANCOLL_ALGORITHM=transpose.fused or transpose.composite forces one, and forcing an inner
+ * alltoall(v) algorithm forces the composite.
  * One rank: a local transpose (through S when in and out overlap). Nothing to move (n0, n1 or the element size
- * 0): no inner plan, execution returns at once.
- * Cost: the inner plan's prediction + pc_transpose_local_estimate (local.h). */
+ * 0): no strategy, execution returns at once. */
 #include "transpose/transpose.h"
 
 #include <limits.h>
@@ -26,57 +30,61 @@
 #include <string.h>
 
 #include "base/sizes.h"
+#include "base/model.h"
 #include "planner/planner.h"
+#include "shm/requests.h"
 #include "shm/heap.h"
 #include "shm/layout.h"
+#include "transpose/fused.h"
 #include "transpose/local.h"
-
-struct pc_transpose {
-    ptrdiff_t n0, n1;
-    size_t es;       /* bytes of one element */
-    MPI_Aint lb;     /* an element's data starts lb bytes after its address */
-    int P, rank;
-    ptrdiff_t b0, b1, ln0, start0, ln1, start1;
-    size_t in_elems, out_elems; /* ln0 n1, ln1 n0 */
-    bool uniform;
-    ptrdiff_t *offsets, *counts, *starts; /* [P] the unpack: source q's block in R, its row length, its column */
-    int *vcounts;                         /* [4P] alltoallv arguments, until the inner plan is made */
-    char *S, *R;
-    bool S_in_heap;                /* S came from the node-shared heap */
-    struct plancoll_plan_s *inner; /* the exchange (owned, not live); NULL: one rank, or nothing to move */
-    double local_us;               /* model cost of the two local passes */
-    char *run_out;                 /* the started execution's output (start, advance) */
-    char name[96];
-};
+#include "transpose/state.h"
 
 static bool overlaps(const char *a, size_t alen, const char *b, size_t blen)
 {
     return alen > 0 && blen > 0 && a < b + blen && b < a + alen;
 }
 
-static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
+/* The composite execution: pack into S, the inner exchange S -> R, unpack R into out. */
+static int composite_execute(struct pc_transpose *t, const char *in, char *out)
 {
-    struct pc_transpose *t = plan->impl;
-    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    char *out = recvbuf;
+    pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, t->es);
+    int err = pc_plan_run_planned(t->inner);
+    if (err) return err;
+    pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, out, (size_t)t->n0, (size_t)t->ln1, t->es);
+    return PLANCOLL_SUCCESS;
+}
+
+/* One rank: the whole matrix is local (through S when in and out overlap). */
+static void local_execute(struct pc_transpose *t, const char *in, char *out)
+{
     const size_t es = t->es;
-    if (in && t->in_elems) in += t->lb;
-    if (out && t->out_elems) out += t->lb;
-    if (t->inner) {
-        pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, es);
-        int err = pc_plan_run_planned(t->inner);
-        if (err) return err;
-        pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, out, (size_t)t->n0, (size_t)t->ln1, es);
-        return PLANCOLL_SUCCESS;
-    }
-    if (t->in_elems == 0 || es == 0) return PLANCOLL_SUCCESS;
-    /* One rank: the whole matrix is local. */
+    if (t->in_elems == 0 || es == 0) return;
     if (overlaps(in, t->in_elems * es, out, t->out_elems * es)) {
         pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->n0, (size_t)t->n0, (size_t)t->n1, es);
         memcpy(out, t->S, t->out_elems * es);
     } else {
         pc_transpose_local(in, (size_t)t->n1, out, (size_t)t->n0, (size_t)t->n0, (size_t)t->n1, es);
     }
+}
+
+/* The element-0 data addresses of a call's buffers. */
+static void data_addresses(const struct pc_transpose *t, const void *sendbuf, void *recvbuf, const char **in, char **out)
+{
+    *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    *out = recvbuf;
+    if (*in && t->in_elems) *in += t->lb;
+    if (*out && t->out_elems) *out += t->lb;
+}
+
+static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
+{
+    struct pc_transpose *t = plan->impl;
+    const char *in;
+    char *out;
+    data_addresses(t, sendbuf, recvbuf, &in, &out);
+    if (t->fused) return pc_transpose_fused_execute(plan, t, in, out);
+    if (t->inner) return composite_execute(t, in, out);
+    local_execute(t, in, out);
     return PLANCOLL_SUCCESS;
 }
 
@@ -85,15 +93,15 @@ static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recv
 static int start(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
 {
     struct pc_transpose *t = plan->impl;
+    const char *in;
+    char *out;
+    data_addresses(t, sendbuf, recvbuf, &in, &out);
+    if (t->fused) return pc_transpose_fused_start(plan, t, in, out);
     if (!t->inner) return execute(plan, sendbuf, recvbuf);
     struct plancoll_plan_s *inner = t->inner;
     if (!inner->ops->start || !inner->ops->advance)
         return pc_error(PLANCOLL_ERR_NOT_STARTABLE, "transpose: its exchange %s cannot be started",
                         inner->ops->name(inner));
-    const char *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    char *out = recvbuf;
-    if (in && t->in_elems) in += t->lb;
-    if (out && t->out_elems) out += t->lb;
     t->run_out = out;
     pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, t->es);
     inner->planned_buffers = true;
@@ -109,6 +117,7 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
 {
     struct pc_transpose *t = plan->impl;
     *done = true;
+    if (t->fused) return pc_transpose_fused_advance(plan, t, done);
     if (!t->inner) return PLANCOLL_SUCCESS;
     int err = t->inner->ops->advance(t->inner, done);
     if (err || !*done) return err;
@@ -121,6 +130,7 @@ static void teardown(struct plancoll_plan_s *plan)
     struct pc_transpose *t = plan->impl;
     if (!t) return;
     pc_plan_free(t->inner);
+    pc_transpose_fused_free(t->fused);
     free(t->offsets);
     free(t->counts);
     free(t->starts);
@@ -269,6 +279,151 @@ static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags,
     return err;
 }
 
+/* The strategy PLANCOLL_ALGORITHM forces: -1 none, else enum pc_transpose_strategy. "transpose.fused" or
+ * "transpose.composite" names it; an alltoall or alltoallv entry forces the composite's inner exchange, and so the
+ * composite. */
+static int forced_strategy(void)
+{
+    const char *text = getenv("PLANCOLL_ALGORITHM");
+    int forced = -1;
+    bool inner = false;
+    for (const char *q = text; q && *q;) {
+        while (*q == ',' || *q == ' ') q++;
+        size_t len = strcspn(q, ", "), name_len = strcspn(q, ":, ");
+        char name[96];
+        if (name_len < sizeof name) {
+            memcpy(name, q, name_len);
+            name[name_len] = '\0';
+            int k = pc_transpose_strategy_index(name);
+            if (k >= 0) forced = k;
+            else if (strncmp(name, "alltoall", 8) == 0) inner = true;
+        }
+        q += len;
+    }
+    return forced >= 0 ? forced : inner ? PC_TRANSPOSE_COMPOSITE : -1;
+}
+
+/* One timed execution of a strategy on the trial buffers: this rank's wall time, maximised over ranks. */
+static int time_strategy(struct plancoll_plan_s *p, struct pc_transpose *t, enum pc_transpose_strategy which,
+                         const char *in, char *out, double *us)
+{
+    int err = pc_barrier_wait(p->layout);
+    double t0 = MPI_Wtime();
+    if (!err)
+        err = which == PC_TRANSPOSE_FUSED ? pc_transpose_fused_execute(p, t, in, out) : composite_execute(t, in, out);
+    double mine = (MPI_Wtime() - t0) * 1e6;
+    if (err) return err;
+    return pc_allreduce_wait(p->layout, &mine, us, 1, MPI_DOUBLE, MPI_MAX);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* MEASURE and above: both strategies timed alternately on temporary buffers of the plan's shape (the caller's are
+ * never touched while planning), one warm-up each, then rounds until 5 or about a second; the medians, the same on
+ * every rank, go to t->composite_measured_us and t->fused_measured_us. Collective. */
+#define PC_TRANSPOSE_TRIAL_ROUNDS 5
+static int measure_strategies(struct plancoll_plan_s *p, struct pc_transpose *t)
+{
+    size_t bytes = (size_t)pc_transpose_alloc(t->n0, t->n1, t->P, t->rank) * t->es;
+    char *in = malloc(bytes), *out = malloc(bytes);
+    int err = in && out ? PLANCOLL_SUCCESS : pc_error(PLANCOLL_ERR_NOMEM, "transpose trial buffers of %zu bytes", bytes);
+    err = pc_agree_failure(p->layout, err, "transpose: another rank could not allocate its trial buffers");
+    double samples[2][PC_TRANSPOSE_TRIAL_ROUNDS];
+    int rounds = 0;
+    if (!err) {
+        memset(in, 1, bytes);
+        double warm[2];
+        for (int v = 0; v < 2 && !err; v++) err = time_strategy(p, t, (enum pc_transpose_strategy)v, in, out, &warm[v]);
+        double round_us = warm[0] + warm[1];
+        int budget = round_us > 0 ? (int)(1e6 / round_us) : PC_TRANSPOSE_TRIAL_ROUNDS;
+        int want = budget < 1 ? 1 : budget > PC_TRANSPOSE_TRIAL_ROUNDS ? PC_TRANSPOSE_TRIAL_ROUNDS : budget;
+        for (; rounds < want && !err; rounds++)
+            for (int v = 0; v < 2 && !err; v++) {
+                /* alternate which goes first, so neither always runs on the caches the other left */
+                int which = (rounds + v) % 2;
+                err = time_strategy(p, t, (enum pc_transpose_strategy)which, in, out, &samples[which][rounds]);
+            }
+    }
+    free(in);
+    free(out);
+    if (err) return err;
+    qsort(samples[0], (size_t)rounds, sizeof(double), by_value);
+    qsort(samples[1], (size_t)rounds, sizeof(double), by_value);
+    t->composite_measured_us = samples[PC_TRANSPOSE_COMPOSITE][rounds / 2];
+    t->fused_measured_us = samples[PC_TRANSPOSE_FUSED][rounds / 2];
+    return PLANCOLL_SUCCESS;
+}
+
+/* The model both strategies are predicted with: the calibrated one of this shape when this process holds it, else
+ * the default (the predictions are then maximised over ranks, so every rank chooses alike either way). */
+static void strategy_model(const struct plancoll_plan_s *p, struct pc_machine_model *m)
+{
+    char key[64];
+    pc_model_shape_key(&p->prob.shape, key, sizeof key);
+    const struct pc_machine_model *known = pc_model_lookup(key);
+    if (known) *m = *known;
+    else pc_default_model(m);
+}
+
+/* Builds the candidates (the composite's inner plan, the fused state), predicts them, times them under MEASURE,
+ * keeps one and frees the other. Collective; every rank decides alike. */
+static int choose_strategy(struct plancoll_plan_s *p, struct pc_transpose *t, MPI_Comm comm, unsigned flags,
+                           int forced, pc_transpose_plan_exchange plan_collective)
+{
+    int err = PLANCOLL_SUCCESS;
+    if (forced != PC_TRANSPOSE_FUSED) {
+        plan_scratch(t, comm);
+        if ((err = plan_exchange(t, comm, flags, plan_collective))) return err;
+    }
+    if (forced != PC_TRANSPOSE_COMPOSITE) {
+        err = pc_transpose_fused_setup(p, t);
+        if (err && forced == PC_TRANSPOSE_FUSED) return err;
+        if (err) { /* every rank failed alike (the set-up agrees): the composite alone */
+            pc_transpose_fused_free(t->fused);
+            t->fused = NULL;
+            pc_clear_error();
+        }
+    }
+    struct pc_machine_model model;
+    strategy_model(p, &model);
+    t->local_us = pc_transpose_local_estimate(t->n0, t->n1, t->P, t->es, &model);
+    double pred[2] = {t->inner ? t->inner->predicted_us + t->local_us : -1,
+                      t->fused ? pc_transpose_fused_estimate(p, t, &model) : -1};
+    if ((err = pc_allreduce_wait(p->layout, MPI_IN_PLACE, pred, 2, MPI_DOUBLE, MPI_MAX))) return err;
+    t->composite_us = pred[0];
+    t->fused_us = pred[1];
+    t->composite_measured_us = t->fused_measured_us = -1;
+    enum pc_transpose_strategy pick;
+    if (!t->fused || !t->inner) {
+        pick = t->fused ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
+        t->strategy_by = forced >= 0 ? "forced (PLANCOLL_ALGORITHM)" : "only candidate";
+    } else if (flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE)) {
+        if ((err = measure_strategies(p, t))) return err;
+        pick = t->fused_measured_us <= t->composite_measured_us ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
+        t->strategy_by = "measured";
+    } else {
+        pick = t->fused_us <= t->composite_us ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
+        t->strategy_by = "model";
+    }
+    t->strategy = pick;
+    if (pick == PC_TRANSPOSE_FUSED && t->inner) {
+        pc_plan_free(t->inner);
+        t->inner = NULL;
+        if (t->S_in_heap) pc_heap_free(t->S);
+        else free(t->S);
+        t->S = NULL;
+        t->S_in_heap = false;
+    } else if (pick == PC_TRANSPOSE_COMPOSITE && t->fused) {
+        pc_transpose_fused_free(t->fused);
+        t->fused = NULL;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 static const struct pc_plan_ops transpose_ops;
 
 int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in,
@@ -278,39 +433,45 @@ int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MP
     struct pc_transpose *t = calloc(1, sizeof *t);
     if (!t) return pc_error(PLANCOLL_ERR_NOMEM, "transpose plan");
     p->impl = t;
+    t->composite_us = t->fused_us = t->composite_measured_us = t->fused_measured_us = -1;
     int local = prepare(p, t, n0, n1, element, in, out);
+    int forced = forced_strategy();
 
-    /* One allreduce: did any rank fail, and did every rank pass the same sizes, element size and flags? */
+    /* One allreduce: did any rank fail, and did every rank pass the same sizes, element size, flags and forced
+     * strategy? */
     uint64_t h = PC_HASH_SEED;
-    int64_t sig[4] = {(int64_t)n0, (int64_t)n1, (int64_t)t->es, (int64_t)flags};
+    int64_t sig[5] = {(int64_t)n0, (int64_t)n1, (int64_t)t->es, (int64_t)flags, (int64_t)forced};
     h = pc_hash_bytes(h, sig, sizeof sig);
     uint64_t m[2] = {local ? 0 : h, local ? 0 : ~h};
     int err = pc_agree_failure_max(p->layout, local, m, 2, NULL,
                                    "another rank's transpose arguments were invalid (see its plancoll_error_detail)");
     if (!err && (m[0] != h || m[1] != ~h))
-        err = pc_error(PLANCOLL_ERR_MISMATCH, "ranks passed different transpose sizes, element sizes or flags (this rank: %td x %td, %zu-byte elements)",
+        err = pc_error(PLANCOLL_ERR_MISMATCH,
+                       "ranks passed different transpose sizes, element sizes or flags, or PLANCOLL_ALGORITHM forces "
+                       "different transpose strategies (this rank: %td x %td, %zu-byte elements)",
                        n0, n1, t->es);
-    if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0) {
-        plan_scratch(t, comm);
-        err = plan_exchange(t, comm, flags, plan_collective);
-    }
+    if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0)
+        err = choose_strategy(p, t, comm, flags, forced, plan_collective);
     if (err) return err;
 
-    struct pc_machine_model model;
-    pc_default_model(&model);
-    t->local_us = pc_transpose_local_estimate(n0, n1, t->P, t->es, &model);
-    p->predicted_us = t->local_us;
     p->measured_us = -1;
     p->runner_up_us = -1;
     const struct plancoll_plan_s *inner = t->inner;
-    if (inner) {
+    if (t->fused) {
+        p->predicted_us = t->fused_us;
+        p->measured_us = t->fused_measured_us;
+        p->chosen_by = t->strategy_by;
+        p->candidates = 2;
+        snprintf(t->name, sizeof t->name, "transpose(fused)");
+    } else if (inner) {
         p->prob = inner->prob;
-        p->predicted_us += inner->predicted_us;
-        p->chosen_by = inner->chosen_by;
-        p->candidates = inner->candidates;
+        p->predicted_us = t->composite_us;
+        p->chosen_by = t->fused_us >= 0 ? t->strategy_by : inner->chosen_by;
+        p->candidates = inner->candidates + (t->fused_us >= 0);
         p->setup_seconds = inner->setup_seconds;
         snprintf(t->name, sizeof t->name, "transpose(%s)", inner->ops->name(inner));
     } else {
+        p->predicted_us = 0;
         p->chosen_by = "rule";
         p->candidates = 1;
         snprintf(t->name, sizeof t->name, "transpose(%s)", t->P == 1 ? "local" : "empty");
@@ -338,6 +499,14 @@ static const char *name(const struct plancoll_plan_s *p)
 static int spec(const struct plancoll_plan_s *p, char *buf, size_t len)
 {
     const struct pc_transpose *t = p->impl;
+    if (t->fused) {
+        if (len < sizeof "transpose.fused") {
+            buf[0] = '\0';
+            return pc_error(PLANCOLL_ERR_OVERFLOW, "plancoll_plan_spec: %zu bytes needed", sizeof "transpose.fused");
+        }
+        memcpy(buf, "transpose.fused", sizeof "transpose.fused");
+        return PLANCOLL_SUCCESS;
+    }
     if (!t->inner) return pc_error(PLANCOLL_ERR_INVALID_PLAN, "plancoll_plan_spec: transpose without an exchange");
     return t->inner->ops->spec(t->inner, buf, len);
 }
@@ -350,19 +519,37 @@ static void fprint(const struct plancoll_plan_s *p, FILE *out)
     fprintf(out, "  algorithm   %s\n", t->name);
     fprintf(out, "  this rank   %td input rows from %td of %td (block %td), %td output rows from %td of %td (block %td)\n",
             t->ln0, t->start0, t->n0, t->b0, t->ln1, t->start1, t->n1, t->b1);
-    if (t->inner)
-        fprintf(out, "  exchange    %s: %s\n", t->uniform ? "alltoall" : "alltoallv",
+    if (t->fused)
+        fprintf(out, "  strategy    fused: node peers read each other's packed rows in shared memory straight into "
+                     "their output (two passes; one when the input is node-shared and not the output), other nodes' "
+                     "blocks sent from the packed rows and unpacked as they land\n");
+    else if (t->inner)
+        fprintf(out, "  strategy    composite: pack, exchange by %s (%s), unpack (three passes)\n",
+                t->uniform ? "alltoall" : "alltoallv",
                 t->uniform ? "every block the same size" : "n0 or n1 is not a multiple of the rank count");
     else
-        fprintf(out, "  exchange    none (%s)\n", t->P == 1 ? "one rank: a local transpose" : "nothing to move");
-    fprintf(out, "  local       cache-blocked transposes in %zux%zu-element tiles, %.2f us predicted\n",
-            pc_transpose_tile(t->es), pc_transpose_tile(t->es), t->local_us);
-    fprintf(out, "  predicted   %.2f us (default model: exchange + local passes)\n", p->predicted_us);
+        fprintf(out, "  strategy    none to choose (%s)\n", t->P == 1 ? "one rank: a local transpose" : "nothing to move");
+    if (t->composite_us >= 0 || t->fused_us >= 0) {
+        fprintf(out, "  chosen by   %s\n", t->strategy_by ? t->strategy_by : p->chosen_by);
+        char c[32] = "not a candidate", f[32] = "not a candidate";
+        if (t->composite_us >= 0) snprintf(c, sizeof c, "%.2f us", t->composite_us);
+        if (t->fused_us >= 0) snprintf(f, sizeof f, "%.2f us", t->fused_us);
+        fprintf(out, "  predicted   composite %s, fused %s (model: exchange + local passes)\n", c, f);
+        if (t->composite_measured_us >= 0)
+            fprintf(out, "  measured    composite %.2f us, fused %.2f us (medians of maxima over ranks, trial buffers)\n",
+                    t->composite_measured_us, t->fused_measured_us);
+    }
+    fprintf(out, "  local       cache-blocked transposes in %zux%zu-element tiles\n", pc_transpose_tile(t->es),
+            pc_transpose_tile(t->es));
     if (t->inner)
         fprintf(out, "  scratch     %s send side, private receive side\n",
                 t->S_in_heap ? "node-shared heap (single-copy node-aware exchanges)" : "private");
     fprintf(out, "  in place    %s\n", p->in_place ? "yes (as planned; execute_buffers may differ)" : "no (as planned)");
     fprintf(out, "  executions  %llu\n", p->executions);
+    if (t->fused && p->executions > 0)
+        fprintf(out, "  last run    %s\n", pc_transpose_fused_last_in_place_reads(t->fused)
+                                             ? "node peers read this rank's input in place (node-shared input: one pass)"
+                                             : "this rank's rows packed into its shared slot (private input or in place: two passes)");
     if (t->inner) {
         fprintf(out, "  inner plan:\n");
         t->inner->ops->fprint(t->inner, out);

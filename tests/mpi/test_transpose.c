@@ -2,8 +2,8 @@
  * not divide P, ranks with no rows), in place and out of place, MPI_DOUBLE, MPI_C_DOUBLE_COMPLEX, a contiguous
  * derived type (3 ints: a size the specialised copies do not cover) and a dense type whose data starts 8 bytes
  * after its address (lb 8); three executions with new data, then execute_buffers on other buffers (the other
- * in-place-ness); each registered alltoall / alltoallv algorithm forced as the inner exchange; MEASURE; a
- * sub-communicator; bad input. Expected values come from the data pattern: byte k of input element (i, j) in
+ * in-place-ness); each registered alltoall / alltoallv algorithm forced as the inner exchange; the fused strategy
+ * forced, on private and on node-shared (plancoll_malloc) buffers; MEASURE; a sub-communicator; bad input. Expected values come from the data pattern: byte k of input element (i, j) in
  * execution `it` is a hash of (i, j, it, k), and output element (j, i) must carry exactly those bytes. Guard
  * bytes after every buffer, and the input of an out-of-place transpose, must stay as they were. */
 #include <stdlib.h>
@@ -34,13 +34,25 @@ struct buffer {
     size_t bytes; /* data area: alloc elements */
 };
 
+/* Buffers come from plancoll_malloc on this communicator when it is set (node-shared: the fused transpose's node
+ * peers then read the input in place), else from malloc. */
+static MPI_Comm shared_comm = MPI_COMM_NULL;
+
 static struct buffer buffer_new(ptrdiff_t alloc, const struct elem *e)
 {
     struct buffer b;
     b.bytes = (size_t)alloc * e->es + (size_t)e->lb;
-    b.raw = malloc(b.bytes + GUARD);
+    if (shared_comm != MPI_COMM_NULL) TL_OK(plancoll_malloc(b.bytes + GUARD, shared_comm, (void **)&b.raw));
+    else b.raw = malloc(b.bytes + GUARD);
     memset(b.raw, SENTINEL, b.bytes + GUARD);
     return b;
+}
+
+static void buffer_free(struct buffer *b)
+{
+    if (shared_comm != MPI_COMM_NULL) TL_OK(plancoll_free(b->raw));
+    else free(b->raw);
+    b->raw = NULL;
 }
 
 static void fill(struct buffer *b, const struct elem *e, ptrdiff_t rows, ptrdiff_t row0, ptrdiff_t cols, int it)
@@ -119,21 +131,30 @@ static void run_case(MPI_Comm comm, ptrdiff_t n0, ptrdiff_t n1, const struct ele
         TL_CHECK(rc == PLANCOLL_SUCCESS, "%s: plan failed: %s: %s", what, plancoll_strerror(rc), plancoll_error_detail());
     }
     if (rc != PLANCOLL_SUCCESS) {
-        free(in.raw);
-        if (!in_place) free(out.raw);
+        buffer_free(&in);
+        if (!in_place) buffer_free(&out);
         return;
     }
     const char *name = plancoll_plan_algorithm(p);
     TL_CHECK(name && strncmp(name, "transpose(", 10) == 0, "%s: plan algorithm is '%s'", what, name ? name : "(null)");
     bool moves = P > 1 && n0 > 0 && n1 > 0;
-    if (forced && moves && name)
+    /* "transpose.fused" names the strategy (plan "transpose(fused)"), an inner algorithm the composite's exchange */
+    bool fused_forced = forced && strcmp(forced, "transpose.fused") == 0;
+    if (forced && moves && name && strncmp(forced, "transpose.", 10) != 0)
         TL_CHECK(strstr(name, forced) != NULL, "%s: plan algorithm is '%s', not the forced one", what, name);
+    if (fused_forced && moves && name)
+        TL_CHECK(strcmp(name, "transpose(fused)") == 0, "%s: plan algorithm is '%s', not the forced fused one", what,
+                 name);
+    char text[4096] = "";
     if (moves) {
-        char text[4096];
         plan_text(p, text, sizeof text);
-        bool heap = strstr(text, "scratch     node-shared heap") != NULL;
-        TL_CHECK(heap == expect_heap, "%s: send scratch %s the heap, expected %s:\n%s", what, heap ? "in" : "not in",
-                 expect_heap ? "in" : "not in", text);
+        bool composite = strstr(text, "strategy    composite") != NULL, fused = strstr(text, "strategy    fused") != NULL;
+        TL_CHECK(composite != fused, "%s: the plan is neither composite nor fused, or both:\n%s", what, text);
+        if (composite) {
+            bool heap = strstr(text, "scratch     node-shared heap") != NULL;
+            TL_CHECK(heap == expect_heap, "%s: send scratch %s the heap, expected %s:\n%s", what, heap ? "in" : "not in",
+                     expect_heap ? "in" : "not in", text);
+        }
     }
     for (int it = 0; it < 3; it++) {
         if (it > 0) fill(&in, e, ln0, s0, n1, it);
@@ -144,6 +165,21 @@ static void run_case(MPI_Comm comm, ptrdiff_t n0, ptrdiff_t n1, const struct ele
         if (!in_place) check_block(&in, e, ln0, s0, n1, it, false, "input after an out-of-place transpose");
         check_guard(&in, w);
         if (!in_place) check_guard(&out, w);
+    }
+    /* A fused plan on node-shared, separate buffers: node peers read the input in place (one pass) wherever this
+     * rank has node peers; otherwise (private or in place) its rows go through its shared slot. */
+    if (moves && strcmp(name, "transpose(fused)") == 0) {
+        plan_text(p, text, sizeof text);
+        int node_size = 1;
+        MPI_Comm node;
+        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &node_size);
+        MPI_Comm_free(&node);
+        /* in place with no output rows overwrites nothing, so peers may read that input in place too */
+        bool one_pass = shared_comm != MPI_COMM_NULL && (!in_place || ln1 * n0 == 0) && node_size > 1 && ln0 * n1 > 0;
+        const char *want = one_pass ? "last run    node peers read this rank's input in place"
+                                    : "last run    this rank's rows packed into its shared slot";
+        TL_CHECK(strstr(text, want) != NULL, "%s: expected '%s' in:\n%s", what, want, text);
     }
     /* Other buffers, and the other in-place-ness. */
     struct buffer in2 = buffer_new(alloc, e), out2 = in_place ? buffer_new(alloc, e) : in2;
@@ -157,10 +193,10 @@ static void run_case(MPI_Comm comm, ptrdiff_t n0, ptrdiff_t n1, const struct ele
     if (in_place) check_guard(&out2, w);
     TL_OK(plancoll_destroy_plan(&p));
     TL_CHECK(p == NULL, "%s: destroy left the handle set", what);
-    free(in.raw);
-    if (!in_place) free(out.raw);
-    free(in2.raw);
-    if (in_place) free(out2.raw);
+    buffer_free(&in);
+    if (!in_place) buffer_free(&out);
+    buffer_free(&in2);
+    if (in_place) buffer_free(&out2);
 }
 
 /* plancoll_local_size_transposed: the ranks' shares tile [0, n) in rank order, each at most ceil(n/P), all full
@@ -339,8 +375,11 @@ static void bad_input(void)
     TL_CHECK(strstr(text, "plancoll plan transpose:n0=8:n1=8:elem=8") != NULL, "fprint: no transpose header in:\n%s", text);
     TL_CHECK(strstr(text, "executions  1") != NULL, "fprint: no execution count in:\n%s", text);
     if (tl_size > 1)
-        TL_CHECK(strstr(text, "inner plan:") != NULL && strstr(text, "plancoll plan alltoall") != NULL,
-                 "fprint: no inner plan in:\n%s", text);
+        TL_CHECK((strstr(text, "strategy    composite") && strstr(text, "inner plan:") != NULL &&
+                  strstr(text, "plancoll plan alltoall") != NULL) ||
+                     (strstr(text, "strategy    fused") && strstr(text, "predicted   composite")),
+                 "fprint: neither a composite plan with its inner plan nor a fused one with both predictions in:\n%s",
+                 text);
     TL_OK(plancoll_destroy_plan(&p));
     MPI_Type_free(&holey);
     free(in);
@@ -415,7 +454,7 @@ int main(int argc, char **argv)
     run_case(MPI_COMM_WORLD, 4 * tl_size + 3, 17, &complex_e, true, PLANCOLL_MEASURE, NULL);
     /* A share of 64 KiB on rank 0 puts the send scratch in the node-shared heap: each node-aware algorithm reads
      * its node peers' blocks from there (single copy). */
-    static const char *const heap_runs[] = {NULL, "alltoall.mpml", "alltoall.onmpml"};
+    static const char *const heap_runs[] = {"transpose.composite", "alltoall.mpml", "alltoall.onmpml"};
     for (size_t k = 0; k < sizeof heap_runs / sizeof heap_runs[0]; k++) {
         tl_force(heap_runs[k]);
         expect_heap = true;
@@ -431,6 +470,31 @@ int main(int argc, char **argv)
     run_case(parity, 33, 3, &double_e, true, PLANCOLL_ESTIMATE, NULL);
     MPI_Comm_free(&parity);
     if (tl_rank == 0) printf("transpose MEASURE, heap scratch and sub-communicators: %.2f s\n", MPI_Wtime() - t0);
+
+    /* The fused strategy forced: uneven blocks and idle ranks, in place and out of place, every element kind; then
+     * on node-shared buffers (plancoll_malloc), where node peers read an out-of-place input in place; then MEASURE
+     * choosing between the strategies by timing them. */
+    t0 = MPI_Wtime();
+    tl_force("transpose.fused");
+    static const ptrdiff_t fused_shapes[][2] = {{7, 3}, {16, 33}, {1, 16}, {33, 7}, {3, 1}};
+    const int nf = (int)(sizeof fused_shapes / sizeof fused_shapes[0]);
+    for (int k = 0; k < nf; k++)
+        run_case(MPI_COMM_WORLD, fused_shapes[k][0], fused_shapes[k][1], &complex_e, k % 2 == 0, PLANCOLL_ESTIMATE,
+                 "transpose.fused");
+    run_case(MPI_COMM_WORLD, 2 * tl_size, 3 * tl_size, &double_e, false, PLANCOLL_ESTIMATE, "transpose.fused");
+    run_case(MPI_COMM_WORLD, 16, 33, &derived[0], true, PLANCOLL_ESTIMATE, "transpose.fused");
+    run_case(MPI_COMM_WORLD, 33, 7, &derived[1], false, PLANCOLL_ESTIMATE, "transpose.fused");
+    shared_comm = MPI_COMM_WORLD;
+    for (int k = 0; k < nf; k++)
+        run_case(MPI_COMM_WORLD, fused_shapes[k][0], fused_shapes[k][1], &complex_e, k % 2 == 1, PLANCOLL_ESTIMATE,
+                 "transpose.fused");
+    run_case(MPI_COMM_WORLD, 8 * tl_size, 64 * tl_size, &complex_e, false, PLANCOLL_ESTIMATE, "transpose.fused");
+    run_case(MPI_COMM_WORLD, 33, 7, &derived[1], false, PLANCOLL_ESTIMATE, "transpose.fused");
+    shared_comm = MPI_COMM_NULL;
+    tl_force(NULL);
+    plancoll_forget_wisdom();
+    run_case(MPI_COMM_WORLD, 8 * tl_size, 16 * tl_size + 1, &complex_e, false, PLANCOLL_MEASURE, NULL);
+    if (tl_rank == 0) printf("transpose fused strategy forced, on shared buffers, and MEASURE: %.2f s\n", MPI_Wtime() - t0);
 
     t0 = MPI_Wtime();
     bad_input();
