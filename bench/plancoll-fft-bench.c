@@ -8,7 +8,7 @@
  *   plancoll:fft2d-shared/transpose(A)  the same on buffers from plancoll_malloc (node-shared memory)
  *   fftw:mpi_plan_dft_2d                fftw_mpi_plan_dft_2d(n, n, in, out, comm, FFTW_FORWARD,
  *                                       FFTW_MEASURE | FFTW_MPI_TRANSPOSED_OUT), FFTW's own distributed FFT
- *   floor:1d-ffts                       the two sets of local 1D FFTs of the first row alone, with no exchange:
+ *   floor:1d-ffts                       the two sets of local 1D FFTs (rows, then columns) alone, no exchange:
  *                                       the compute every variant does, so time above it is the exchange's
  *
  * The passes are the ones FFTW's plan for this problem makes (FFTW 3.3.10 mpi/dft-rank-geq2-transposed.c), on
