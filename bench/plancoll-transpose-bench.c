@@ -24,27 +24,23 @@
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <plancoll.h>
 
 #include "bench_mpi.h"
+#include "bench_timing.h"
 #include "transpose/local.h"
 
 #ifdef HAVE_FFTW_MPI
 #include <fftw3-mpi.h>
 #endif
 
-#define BATCH_SECONDS 0.020
-#define MAX_BATCHES 101
-#define MAX_SAMPLES 65536
+#define PROGRAM "plancoll-transpose-bench"
 #define MAX_VARIANTS 48
 #define ES 16 /* complex double */
 
@@ -58,10 +54,7 @@ struct variant {
     fftw_plan fplan;
 #endif
     bool shared;          /* planned on c->shin, c->shout */
-    int samples;
-    double batch_mean[MAX_BATCHES];
-    double sum, min, max, median;
-    long n;
+    struct bench_series t;
 };
 
 struct ctx {
@@ -75,24 +68,11 @@ struct ctx {
     int *scounts, *sdispls, *rcounts, *rdispls; /* non-uniform: alltoallv in bytes */
     ptrdiff_t *offsets, *counts, *starts;
     bool uniform, in_place;
-    double *samples, *samples_max;
 };
-
-static volatile sig_atomic_t exit_code;
-static void watchdog(int sig)
-{
-    (void)sig;
-    _exit(exit_code);
-}
 
 static void *xmalloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "plancoll-transpose-bench: out of memory (%zu bytes)\n", n);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return p;
+    return bench_xmalloc(n, PROGRAM);
 }
 
 /* Element (i, j) of the input matrix in epoch e: two doubles that name it. */
@@ -146,8 +126,10 @@ static void mpi_transpose(struct ctx *c, bool blocking)
     pc_transpose_interleave(c->R, c->offsets, c->counts, c->starts, c->size, c->out, (size_t)c->n, (size_t)c->ln1, ES);
 }
 
-static void run_variant(struct ctx *c, struct variant *v)
+static void run_variant(void *ctx, void *variant)
 {
+    struct ctx *c = ctx;
+    struct variant *v = variant;
     switch (v->kind) {
     case K_PLANCOLL: plancoll_execute(v->plan); break;
     case K_MPI_BLOCKING: mpi_transpose(c, true); break;
@@ -162,59 +144,6 @@ static void run_variant(struct ctx *c, struct variant *v)
         else memcpy(c->out, c->R, (size_t)(c->ln1 * c->n) * ES);
         break;
     }
-}
-
-static void calibrate(struct ctx *c, struct variant *v, int warmup)
-{
-    for (int i = 0; i < warmup; i++) run_variant(c, v);
-    bench_barrier(c->comm);
-    int reps = warmup > 3 ? warmup : 3;
-    double t0 = MPI_Wtime();
-    for (int i = 0; i < reps; i++) run_variant(c, v);
-    double t = (MPI_Wtime() - t0) / reps, tmax = 0;
-    bench_allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, c->comm);
-    double want = BATCH_SECONDS / (tmax > 1e-9 ? tmax : 1e-9) + 1;
-    v->samples = want > MAX_SAMPLES ? MAX_SAMPLES : (int)want;
-    if (v->samples < 1) v->samples = 1;
-}
-
-static void time_batch(struct ctx *c, struct variant *v, int batch)
-{
-    bench_barrier(c->comm);
-    for (int s = 0; s < v->samples; s++) {
-        double t0 = MPI_Wtime();
-        run_variant(c, v);
-        c->samples[s] = MPI_Wtime() - t0;
-    }
-    bench_allreduce(c->samples, c->samples_max, v->samples, MPI_DOUBLE, MPI_MAX, c->comm);
-    double sum = 0;
-    for (int s = 0; s < v->samples; s++) {
-        double t = c->samples_max[s];
-        sum += t;
-        if (t < v->min) v->min = t;
-        if (t > v->max) v->max = t;
-    }
-    v->sum += sum;
-    v->n += v->samples;
-    v->batch_mean[batch] = sum / v->samples;
-    /* keep batches near their target length on a shared machine (same reduced data on every rank) */
-    if (sum < BATCH_SECONDS || sum > 4 * BATCH_SECONDS) {
-        double want = v->samples * 1.5 * BATCH_SECONDS / (sum > 0 ? sum : 1e-9) + 1;
-        v->samples = want > MAX_SAMPLES ? MAX_SAMPLES : (int)want;
-        if (v->samples < 1) v->samples = 1;
-    }
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void setup_sizes(struct ctx *c, ptrdiff_t n)
@@ -297,16 +226,7 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt_long(argc, argv, "n:b:x:a:vh", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'n': {
-            nsizes = 0;
-            char *s = optarg, *end;
-            while (*s && nsizes < 16) {
-                sizes[nsizes++] = strtol(s, &end, 10);
-                s = *end == ',' ? end + 1 : end;
-                if (end == s && *s) break;
-            }
-            break;
-        }
+        case 'n': nsizes = bench_parse_sizes(optarg, sizes, 16); break;
         case 'b': batches = atoi(optarg); break;
         case 'x': warmup = atoi(optarg); break;
         case 'a': forced = optarg; break;
@@ -323,17 +243,11 @@ int main(int argc, char **argv)
         }
     }
     if (batches < 1) batches = 1;
-    if (batches > MAX_BATCHES) batches = MAX_BATCHES;
+    if (batches > BENCH_MAX_BATCHES) batches = BENCH_MAX_BATCHES;
     if (warmup < 1) warmup = 1;
-    c.samples = xmalloc(sizeof(double) * MAX_SAMPLES);
-    c.samples_max = xmalloc(sizeof(double) * MAX_SAMPLES);
-    int nodes_local = 0, node_rank;
-    MPI_Comm node;
-    MPI_Comm_split_type(c.comm, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &node_rank);
-    int leader = node_rank == 0;
-    bench_allreduce(&leader, &nodes_local, 1, MPI_INT, MPI_SUM, c.comm);
-    MPI_Comm_free(&node);
+    struct bench_timer timer;
+    bench_timer_init(&timer, c.comm, PROGRAM);
+    int nodes_local = bench_count_nodes(c.comm);
     FILE *jf = NULL;
     if (c.rank == 0) {
         printf("# plancoll-transpose-bench: P=%d nodes=%d configuration=%s, n x n complex doubles, %s, planner %s\n",
@@ -459,10 +373,7 @@ int main(int argc, char **argv)
         vs[nv].kind = K_MEMCPY;
         vs[nv].shared = true;
         snprintf(vs[nv++].label, sizeof vs[0].label, "bound:memcpy shared");
-        for (int i = 0; i < nv; i++) {
-            vs[i].min = INFINITY;
-            vs[i].max = 0;
-        }
+        for (int i = 0; i < nv; i++) bench_series_reset(&vs[i].t);
         /* FFTW's plan_measure scribbles on the arrays: validate after planning, with fresh data */
         if (check) {
             for (int i = 0; i < nv; i++) {
@@ -483,32 +394,33 @@ int main(int argc, char **argv)
                 }
             }
         }
-        for (int i = 0; i < nv; i++) calibrate(&c, &vs[i], warmup);
+        for (int i = 0; i < nv; i++) bench_calibrate(&timer, &vs[i].t, run_variant, &c, &vs[i], warmup);
         for (int b = 0; b < batches; b++)
-            for (int i = 0; i < nv; i++) time_batch(&c, &vs[i], b);
+            for (int i = 0; i < nv; i++) bench_time_batch(&timer, &vs[i].t, run_variant, &c, &vs[i], b);
         double ref_a = 0, ref_an = 0, ref_f = 0, ref_m = 0;
         for (int i = 0; i < nv; i++) {
-            vs[i].median = median(vs[i].batch_mean, batches);
-            if (vs[i].kind == K_MPI_BLOCKING) ref_a = vs[i].median;
-            if (vs[i].kind == K_MPI_NONBLOCKING) ref_an = vs[i].median;
-            if (vs[i].kind == K_FFTW) ref_f = vs[i].median;
-            if (vs[i].kind == K_MEMCPY) ref_m = vs[i].median;
+            double m = bench_series_median(&vs[i].t, batches);
+            if (vs[i].kind == K_MPI_BLOCKING) ref_a = m;
+            if (vs[i].kind == K_MPI_NONBLOCKING) ref_an = m;
+            if (vs[i].kind == K_FFTW) ref_f = m;
+            if (vs[i].kind == K_MEMCPY) ref_m = m;
         }
         if (c.rank == 0) {
             for (int i = 0; i < nv; i++) {
-                struct variant *v = &vs[i];
-                printf("  %6td  %-44s %11.1f %11.1f %11.1f %11.1f %6ld", c.n, v->label, v->median * 1e6,
-                       v->sum / v->n * 1e6, v->min * 1e6, v->max * 1e6, v->n);
+                const struct variant *v = &vs[i];
+                const struct bench_series *t = &v->t;
+                printf("  %6td  %-44s %11.1f %11.1f %11.1f %11.1f %6ld", c.n, v->label, t->median * 1e6,
+                       t->sum / t->n * 1e6, t->min * 1e6, t->max * 1e6, t->n);
                 double refs[4] = {ref_a, ref_an, ref_f, ref_m};
                 for (int r = 0; r < 4; r++)
-                    if (refs[r] > 0) printf(" %9.3f", v->median / refs[r]);
+                    if (refs[r] > 0) printf(" %9.3f", t->median / refs[r]);
                     else printf(" %9s", "-");
                 printf("\n");
                 if (jf) {
                     fprintf(jf, "%s\n  {\"n\": %td, \"implementation\": \"%s\", \"median_us\": %.3f, \"avg_us\": %.3f, "
                                 "\"min_us\": %.3f, \"max_us\": %.3f, \"iterations\": %ld}",
-                            first_json ? "" : ",", c.n, v->label, v->median * 1e6, v->sum / v->n * 1e6, v->min * 1e6,
-                            v->max * 1e6, v->n);
+                            first_json ? "" : ",", c.n, v->label, t->median * 1e6, t->sum / t->n * 1e6, t->min * 1e6,
+                            t->max * 1e6, t->n);
                     first_json = false;
                 }
             }
@@ -527,16 +439,9 @@ int main(int argc, char **argv)
         fclose(jf);
     }
     if (c.rank == 0) printf("# validation: %s\n", !check ? "skipped" : total_bad ? "FAILED" : "passed");
-    free(c.samples);
-    free(c.samples_max);
+    bench_timer_free(&timer);
 #ifdef HAVE_FFTW_MPI
     fftw_mpi_cleanup();
 #endif
-    exit_code = total_bad ? 1 : 0;
-    if (c.rank == 0) printf("# plancoll-transpose-bench finished: exit status %d\n", (int)exit_code);
-    fflush(stdout);
-    signal(SIGALRM, watchdog);
-    alarm(5);
-    MPI_Finalize();
-    return exit_code;
+    return bench_finalize(PROGRAM, c.rank, total_bad ? 1 : 0);
 }

@@ -10,6 +10,7 @@
 #                   links the MPICH build of FFTW's MPI library
 #   RESULTS_DIR     where the files go (default: bench/results of this checkout)
 #   BENCH_TIMEOUT   seconds one run may take before it is killed (default 1800)
+#   FFTW_MPI_CACHE  where bench/build-fftw-mpi.sh keeps that build (default: bench/.fftw-mpi of this checkout)
 #   NO_FFTW=1       do not build FFTW's MPI library (the benchmark then runs without the FFTW reference)
 #
 # example: bench/run-transpose-bench.sh 1n2p,2n2p-tcp
@@ -29,14 +30,16 @@ shift
 [ $# -gt 0 ] && [ "$1" = "--" ] && shift
 extra=("$@")
 
-# FFTW's MPI part against MPICH (idempotent: returns at once when built), then a build that links it.
+# FFTW's MPI part against MPICH (idempotent: returns at once when built; its last line is the prefix, which may
+# be outside this checkout with FFTW_MPI_CACHE), then a build that links it.
+fftw_option=()
 if [ "${NO_FFTW:-0}" != 1 ]; then
-    "$here/build-fftw-mpi.sh" >/dev/null
+    fftw_option=(-Dfftw_mpi="$("$here/build-fftw-mpi.sh" | tail -n 1)")
 fi
 if [ -d "$build" ]; then
-    meson setup --reconfigure "$build" "$root" >/dev/null
+    meson setup --reconfigure "$build" "$root" "${fftw_option[@]}" >/dev/null
 else
-    meson setup "$build" "$root" >/dev/null
+    meson setup "$build" "$root" "${fftw_option[@]}" >/dev/null
 fi
 ninja -C "$build" bench/plancoll-transpose-bench >/dev/null
 bench=$build/bench/plancoll-transpose-bench
