@@ -86,7 +86,7 @@ enum kind { KIND_PLANCOLL, KIND_BLOCKING, KIND_PERSISTENT, KIND_NONBLOCKING, KIN
 
 struct variant {
     enum kind kind;
-    char label[96];
+    char label[128];
     plancoll_plan plan;      /* KIND_PLANCOLL */
     MPI_Request persistent;  /* KIND_PERSISTENT */
     int reps;                /* executions per timed sample: 1 except for memcpy */
@@ -102,7 +102,7 @@ struct variant {
 /* One row of the results, kept on rank 0 for the JSON file. */
 struct result {
     size_t bytes;
-    char impl[96];
+    char impl[128];
     double median_us, avg_us, min_us, max_us;
     long iterations;
     bool overlap; /* --overlap rows: the three medians and the overlap */
@@ -789,7 +789,7 @@ static void make_plancoll_variants(struct bench *b, struct problem *pb, struct v
         snprintf(specs, sizeof specs, "%s", o->algorithm);
         for (char *save = NULL, *spec = strtok_r(specs, ",", &save); spec && nnames < MAX_VARIANTS - 5;
              spec = strtok_r(NULL, ",", &save))
-            if (spec_collective(spec) == (int)pb->coll) names[nnames++] = spec;
+            if (strcmp(spec, "planner") == 0 || spec_collective(spec) == (int)pb->coll) names[nnames++] = spec;
     }
     if (nnames == 0) {
         /* the planner's own choice: planned again so the timed plan is exactly what a user gets */
@@ -805,10 +805,18 @@ static void make_plancoll_variants(struct bench *b, struct problem *pb, struct v
         return;
     }
     for (int i = 0; i < nnames; i++) {
-        char label[96];
-        snprintf(label, sizeof label, "plancoll:%.80s", names[i]);
+        /* "planner" in the list: the planner's own plan, timed beside the forced ones and labelled with its whole
+         * spec (parameters included), so that a forced parameter can be compared with what the planner picks */
+        const bool planner = strcmp(names[i], "planner") == 0;
+        plancoll_plan plan = NULL;
+        int rc = plan_with_algorithm(b, pb, planner ? NULL : names[i], &plan);
+        char label[200], spec[160] = "?";
+        if (planner && rc == PLANCOLL_SUCCESS && plancoll_plan_spec(plan, spec, sizeof spec) != PLANCOLL_SUCCESS)
+            snprintf(spec, sizeof spec, "?");
+        if (planner) snprintf(label, sizeof label, "plancoll:planner=%.150s", spec);
+        else snprintf(label, sizeof label, "plancoll:%.80s", names[i]);
         add_variant(vs, nv, KIND_PLANCOLL, label);
-        int rc = plan_with_algorithm(b, pb, names[i], &vs[*nv - 1].plan);
+        vs[*nv - 1].plan = plan;
         if (rc == PLANCOLL_ERR_INAPPLICABLE) {
             vs[*nv - 1].plan = NULL; /* same answer on every rank: plan creation agrees on errors */
             continue;
@@ -1306,7 +1314,9 @@ static void usage(FILE *f)
             "  -c               validate every implementation at every size (exit 1 on any failure)\n"
             "  -a NAME|all      time this plancoll algorithm (forced) or every algorithm of the collective\n"
             "                   (default: the planner's choice); NAME may carry parameters\n"
-            "                   (allreduce.dpml:leaders=2) and several NAMEs may be given, comma-separated\n"
+            "                   (allreduce.dpml:leaders=2) and several NAMEs may be given, comma-separated;\n"
+            "                   'planner' in the list times the planner's own plan beside them (e.g.\n"
+            "                   -a allreduce.dpml:stores=normal,allreduce.dpml:stores=stream,planner)\n"
             "  --rigor R        how the planner's own plan is made: estimate (default), measure, patient,\n"
             "                   exhaustive (planner flags; with -a the choice is still printed)\n"
             "  --pattern P      alltoallv counts: uniform, random, sparse or hot (default uniform)\n"
@@ -1445,6 +1455,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         char specs[1024];
         snprintf(specs, sizeof specs, "%s", o->algorithm);
         for (char *save = NULL, *spec = strtok_r(specs, ",", &save); spec; spec = strtok_r(NULL, ",", &save)) {
+            if (strcmp(spec, "planner") == 0) continue; /* the planner's own plan, in every collective run */
             int owner = spec_collective(spec);
             if (owner < 0) return "-a names an algorithm that is not registered (see --list)";
             /* with collectives named, the forced one must be among them; the demo applies it to its own only */

@@ -19,6 +19,7 @@ struct pc_params {
     int transport; /* inter-node transport: 0 point-to-point, 1 MPI_Put */
     int radix;     /* Bruck radix */
     int inter;     /* inter-node allreduce among leaders: 0 recursive doubling, 1 reduce-scatter + allgather, 2 MPI's */
+    int stores;    /* writes into node-shared areas: 0 ordinary stores, 1 streaming (exec/reduce_stream.h) */
 };
 
 
@@ -29,7 +30,8 @@ struct pc_params {
 #define PC_PARAM_TRANSPORT (1u << 3)
 #define PC_PARAM_RADIX (1u << 4)
 #define PC_PARAM_INTER (1u << 5)
-#define PC_PARAM_ALL 0x3fu
+#define PC_PARAM_STORES (1u << 6)
+#define PC_PARAM_ALL 0x7fu
 
 /* An algorithm: one file of src/exec/<collective>/ fills one of these (docs/design.md, "Conventions").
  *

@@ -116,6 +116,14 @@ double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count,
     return pc_cost_net_concurrent(m, k, count * bytes) + (count - 1) * m->g_us;
 }
 
+double pc_cost_shared_store(const struct pc_machine_model *m, bool stream, double bytes)
+{
+    const double normal = m->store_normal_us_per_b, streamed = m->store_stream_us_per_b;
+    if (normal <= 0 || streamed <= 0 || bytes <= 0) return 0;
+    const double mine = stream ? streamed : normal, other = stream ? normal : streamed;
+    return mine > other ? bytes * (mine - other) : 0;
+}
+
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes)
 {
     return m->shm_alpha_us + bytes * m->shm_beta_us_per_b;
@@ -276,6 +284,10 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
     if (!m || !m->calibrated) return;
     fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us", m->calibration_seconds, m->sync_us,
             m->turn_us);
+    /* the shared-line store rounds (per MiB): which store mode the hierarchical allreduces' estimates favour */
+    if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0)
+        fprintf(out, ", stores normal %.3g stream %.3g us/MiB", m->store_normal_us_per_b * 1048576.0,
+                m->store_stream_us_per_b * 1048576.0);
     const char *word[2] = {"unstable", "clamped"};
     unsigned bits[2] = {m->unstable, m->clamped};
     for (int w = 0; w < 2; w++) {
@@ -341,6 +353,10 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
         return -1;
     /* only when measured: a model without it reads back as 0, which is what it means */
     if (m->turn_us > 0 && append(buf, len, cap, "turn %.17g\n", m->turn_us)) return -1;
+    /* likewise (older texts lack the line and read back as not measured) */
+    if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0 &&
+        append(buf, len, cap, "stores %.17g %.17g\n", m->store_normal_us_per_b, m->store_stream_us_per_b))
+        return -1;
     for (int k = 0; k < m->net_ports && k < PC_MODEL_MAX_PORTS; k++) {
         snprintf(head, sizeof head, "net %d", k + 1);
         if (append_row(buf, len, cap, head, m->net_time[k])) return -1;
@@ -533,6 +549,9 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
         ok = !read_number(&p, &m->sync_us);
     } else if (strcmp(key, "turn") == 0) {
         ok = !read_number(&p, &m->turn_us);
+    } else if (strcmp(key, "stores") == 0) { /* "stores NORMAL STREAM", both per byte and > 0 */
+        ok = !read_number(&p, &m->store_normal_us_per_b) && !read_number(&p, &m->store_stream_us_per_b) &&
+             m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0;
     } else if (strcmp(key, "transpose") == 0) {
         ok = !read_number(&p, &m->transpose_us_per_b);
     } else if (strcmp(key, "reduce_default") == 0) {

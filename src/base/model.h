@@ -95,6 +95,15 @@ struct pc_machine_model {
      * has a core per rank (or the figure was not measured: a default model, or an older model text). */
     double turn_us;
 
+    /* Rewriting node-shared lines that another rank of the node read last (the hierarchical allreduces' result and
+     * hand-over areas, which the node's ranks copy out every execution): per byte, one round of a rank writing such
+     * an area and its pair copying it out, with ordinary stores (store_normal: each store first fetches its line
+     * back from the reader's core) and with streaming stores (store_stream: no fetch, but the reader then misses
+     * its caches), for the placement of this communicator's node ranks (calibrate.c). Which is cheaper depends on
+     * whether the host put the two cores close (sharing a cache) or far apart. 0: not measured (a default model,
+     * or a model text from before them): no term (pc_cost_shared_store). */
+    double store_normal_us_per_b, store_stream_us_per_b;
+
     /* Local transpose of blocks (node-aware packing), per byte. */
     double transpose_us_per_b;
     /* Reduction cost per byte of the reduced vector for predefined (op, type) pairs; zero: not measured. */
@@ -177,6 +186,11 @@ double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count,
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes);
 /* One shared-memory transfer of `bytes` through n copies (1 or 2) with tau concurrent transfers. */
 double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double bytes);
+/* What writing `bytes` into node-shared lines that another rank read last costs beyond the estimates' copy and
+ * reduction terms, with streaming stores (stream) or ordinary ones: those terms are calibrated on lines the writer
+ * holds and price the cheaper of the two ways, so the cheaper pays 0 and the other the measured difference
+ * bytes x |store_normal - store_stream|. 0 when the model has not measured both. */
+double pc_cost_shared_store(const struct pc_machine_model *m, bool stream, double bytes);
 /* Reducing `bytes` of predefined (op_id, type_id), or a user op / unknown pair (-1). */
 double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes);
 double pc_cost_transpose(const struct pc_machine_model *m, double bytes);

@@ -7,6 +7,9 @@
  *   node     an MPI ping-pong inside node 0 (start-up and per byte), a flag ping-pong (sync), and on every
  *            node tau = 1 .. ppn concurrent copies through 1 copy (read the peer's memory) and 2 copies
  *            (write own slot, signal, the peer reads it): tau-Lop
+ *   stores   local ranks 0 and 1 of node 0: one rewrites a shared area the other copied out the round before, with
+ *            ordinary stores and with streaming stores, and the other copies it out again (model.h: store_normal,
+ *            store_stream; only where the build has streaming stores)
  *   turn     on an oversubscribed layout only: a flag ring through every rank of each node, every node at once
  *            and nobody asleep (as in a collective), less sync per hop: the wait for a scheduler turn
  *   local    a blocked transpose, and each predefined (op, type) reduction loop
@@ -25,6 +28,7 @@
 
 #include "exec/plan.h"
 #include "exec/reduce.h"
+#include "exec/reduce_stream.h"
 #include "shm/layout.h"
 #include "shm/nomem.h"
 #include "shm/reserve.h"
@@ -438,6 +442,74 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     return PLANCOLL_SUCCESS;
 }
 
+/* Rewriting lines another core read last (model.h: store_normal_us_per_b, store_stream_us_per_b), the hierarchical
+ * allreduces' pattern (a leader rewrites the result area the node's ranks copied out the execution before; a rank
+ * rewrites the hand-over slot its leader read): local ranks 0 and 1 of node 0, pinned to a CPU each as the node's
+ * signal is timed (measure_node_p2p), so that the pair sits on two cores as the host placed them. One sample is a
+ * round: rank 0 writes STORE_BYTES of its slot (ordinary stores, or streaming ones and SFENCE), posts its flag,
+ * rank 1 copies the slot out to private memory and posts its flag, rank 0 sees it. Both the fetch of each line
+ * back from the reader's core (ordinary stores) and the reader's cache misses after streaming stores are in the
+ * round, which is what each execution pays. The two modes alternate sample by sample, so that a change of load
+ * or placement during the stage hits both alike; per byte. The size is a 1 MiB vector's result area: larger than
+ * a core's private caches, as the vectors for which the difference matters. */
+#define STORE_BYTES 1048576
+static int measure_stores(struct cal *c, struct pc_machine_model *m)
+{
+    struct pc_layout *L = c->L;
+    if (!PC_STREAM_STORES) return PLANCOLL_SUCCESS; /* no streaming stores: nothing to choose, no term */
+    say(c, "stores into shared lines");
+    int err = pc_barrier_wait(L);
+    if (err) return err;
+    bool mine = L->node_id == 0 && L->node_size >= 2 && L->node_rank <= 1;
+    enum { NORMAL, STREAM, N, REPS = 5 };
+    struct series x[N];
+    memset(x, 0, sizeof x);
+    bool need[N] = {true, true}, more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread[N] = {0, 0};
+    uint64_t seq = c->seq;
+    cpu_set_t saved;
+    bool pinned = mine && pin_cpu(L->node_rank, &saved);
+    char *slot = c->shm + 64 * (size_t)L->node_size; /* local rank 0's slot */
+    _Atomic uint64_t *writer = &c->flags[0], *reader = &c->flags[8];
+    for (int round = 0; more; round++) {
+        const int warm = round == 0 ? 1 : 0; /* one untimed round of each mode: first touch of the buffers */
+        for (int r = 0; r < warm + REPS; r++)
+            for (int mode = 0; mode < N; mode++) {
+                if (!need[mode] && r >= warm) {
+                    seq++; /* every rank of the pair skips alike (need is agreed) */
+                    continue;
+                }
+                seq++;
+                if (!mine) continue;
+                double t0 = MPI_Wtime();
+                if (L->node_rank == 0) {
+                    if (mode == STREAM) {
+                        pc_stream_copy(slot, c->priv, STORE_BYTES);
+                        pc_stream_fence();
+                    } else {
+                        memcpy(slot, c->priv, STORE_BYTES);
+                    }
+                    pc_flag_post(writer, seq);
+                    flag_wait_running(L, reader, seq);
+                    if (r >= warm) series_add(&x[mode], (MPI_Wtime() - t0) * 1e6 / STORE_BYTES);
+                } else {
+                    flag_wait_running(L, writer, seq);
+                    memcpy(c->priv2, slot, STORE_BYTES);
+                    pc_flag_post(reader, seq);
+                }
+            }
+        for (int i = 0; i < N; i++) spread[i] = mine && L->node_rank == 0 ? series_spread(&x[i]) : 0;
+        if ((err = another_round(c, !mine, spread, N, round, stage_t0, &first, need, &more))) break;
+    }
+    unpin_cpu(pinned, &saved);
+    if (err) return err;
+    c->seq = seq + 1;
+    if (!mine || L->node_rank != 0) return PLANCOLL_SUCCESS;
+    m->store_normal_us_per_b = series_figure(&x[NORMAL]);
+    m->store_stream_us_per_b = series_figure(&x[STREAM]);
+    return PLANCOLL_SUCCESS;
+}
+
 /* tau-Lop on every node at once: local ranks < tau copy, the others wait; each level in rounds until stable.
  * Sequence numbers of the 2-copy handoff continue from c->seq on every rank alike. */
 static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
@@ -672,7 +744,7 @@ enum {
     V_NET = PC_MODEL_MAX_PORTS * PC_MODEL_NSIZES,
     V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
-    V_SCALARS = 9,
+    V_SCALARS = 11,
     V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
 };
 
@@ -691,6 +763,8 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     s[6] = m->reduce_default_us_per_b;
     s[7] = m->calibration_seconds;
     s[8] = m->turn_us;
+    s[9] = m->store_normal_us_per_b;
+    s[10] = m->store_stream_us_per_b;
     double *sp = s + V_SCALARS;
     memcpy(sp, m->net_spread, sizeof m->net_spread);
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
@@ -712,6 +786,8 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     m->reduce_default_us_per_b = s[6];
     m->calibration_seconds = s[7];
     m->turn_us = s[8];
+    m->store_normal_us_per_b = s[9];
+    m->store_stream_us_per_b = s[10];
     const double *sp = s + V_SCALARS;
     memcpy(m->net_spread, sp, sizeof m->net_spread);
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
@@ -808,6 +884,10 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
     if (L->any_oversubscribed && meas.turn_us > 0) {
         m->turn_us = meas.turn_us > m->sync_us ? meas.turn_us - m->sync_us : 0.0;
         m->spread[PC_FIG_TURN] = meas.spread[PC_FIG_TURN];
+    }
+    if (L->node_sizes[0] >= 2 && meas.store_normal_us_per_b > 0 && meas.store_stream_us_per_b > 0) {
+        m->store_normal_us_per_b = meas.store_normal_us_per_b;
+        m->store_stream_us_per_b = meas.store_stream_us_per_b;
     }
     memcpy(m->shm_time, meas.shm_time, sizeof m->shm_time);
     memcpy(m->shm_spread, meas.shm_spread, sizeof m->shm_spread);
@@ -999,6 +1079,7 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     if (L->nnodes > 1 && (err = measure_network(c, &meas))) return err;
     if ((err = measure_node_p2p(c, &meas))) return err;
     if ((err = measure_taulop(c, &meas, taumax))) return err;
+    if ((err = measure_stores(c, &meas))) return err;
     if (L->any_oversubscribed && (err = measure_turn(c, &meas))) return err; /* the same branch on every rank */
     measure_local(c, &meas);
     if ((err = agree(c, &meas))) return err;

@@ -4,6 +4,7 @@
  * per-element switch); user ops, and a Fortran type of a size no loop fits, go through MPI_Reduce_local. The end of
  * the file asks whether MPI's own op gives the same results. */
 #include "exec/reduce.h"
+#include "exec/reduce_stream.h"
 
 #include <float.h>
 #include <math.h>
@@ -342,28 +343,36 @@ struct loop_set {
     pc_reduce_fn f[12]; /* indexed by enum op_kind */
     pc_reduce3_fn f3[12];
     pc_reduce3d_fn f3d[12]; /* contiguous types only */
+    pc_reduce3_fn f3s[12];  /* streaming kernels of their own (SUM); NULL: blocked over f3 */
     pc_settle_fn settle;    /* floating types: their NaN settling for SUM and PROD */
 };
 #define BOTH(op, name) .f[op] = name, .f3[op] = name##_3, .f3d[op] = name##_3d
-#define ARITH(s) {BOTH(OP_SUM, sum_##s), BOTH(OP_PROD, prod_##s), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s)}
+#define ARITH(s) {BOTH(OP_SUM, sum_##s), .f3s[OP_SUM] = pc_stream_sum3_##s, BOTH(OP_PROD, prod_##s), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s)}
 #define BITS(s)                                                                                  \
     BOTH(OP_BAND, band_##s), BOTH(OP_BOR, bor_##s), BOTH(OP_BXOR, bxor_##s), BOTH(OP_LAND, land_##s), \
         BOTH(OP_LOR, lor_##s), BOTH(OP_LXOR, lxor_##s)
-#define INTS(s) {BOTH(OP_SUM, sum_##s), BOTH(OP_PROD, prod_##s), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s), BITS(s)}
+#define INTS(s) {BOTH(OP_SUM, sum_##s), .f3s[OP_SUM] = pc_stream_sum3_##s, BOTH(OP_PROD, prod_##s), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s), BITS(s)}
 
 /* Signed SUM and PROD wrap in unsigned arithmetic: the same bits MPI gives, without C's signed-overflow UB. */
-#define SIGNED_INTS(s, u) {BOTH(OP_SUM, sum_##u), BOTH(OP_PROD, prod_##u), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s), BITS(s)}
+#define SIGNED_INTS(s, u) {BOTH(OP_SUM, sum_##u), .f3s[OP_SUM] = pc_stream_sum3_##u, BOTH(OP_PROD, prod_##u), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s), BITS(s)}
 static const struct loop_set int_loops[2][4] = {
     {SIGNED_INTS(i8, u8), SIGNED_INTS(i16, u16), SIGNED_INTS(i32, u32), SIGNED_INTS(i64, u64)},
     {INTS(u8), INTS(u16), INTS(u32), INTS(u64)},
 };
 #define FLOATS(s)                                                                                \
     {BOTH(OP_SUM, sum_##s), BOTH(OP_PROD, prod_##s), BOTH(OP_MAX, max_##s), BOTH(OP_MIN, min_##s), .settle = settle_##s}
-static const struct loop_set f32_loops = FLOATS(f32), f64_loops = FLOATS(f64), f80_loops = FLOATS(f80);
-#define COMPLEX_SET(s) {BOTH(OP_SUM, sum_##s), BOTH(OP_PROD, prod_##s), .settle = settle_##s}
-static const struct loop_set c32_loops = COMPLEX_SET(c32), c64_loops = COMPLEX_SET(c64), c80_loops = COMPLEX_SET(c80);
-static const struct loop_set fc32_loops = {BOTH(OP_SUM, sum_c32), BOTH(OP_PROD, prod_fc32), .settle = settle_c32},
-                             fc64_loops = {BOTH(OP_SUM, sum_c64), BOTH(OP_PROD, prod_fc64), .settle = settle_c64};
+static const struct loop_set f32_loops = {BOTH(OP_SUM, sum_f32), .f3s[OP_SUM] = pc_stream_sum3_f32, BOTH(OP_PROD, prod_f32),
+                                          BOTH(OP_MAX, max_f32), BOTH(OP_MIN, min_f32), .settle = settle_f32},
+                             f64_loops = {BOTH(OP_SUM, sum_f64), .f3s[OP_SUM] = pc_stream_sum3_f64, BOTH(OP_PROD, prod_f64),
+                                          BOTH(OP_MAX, max_f64), BOTH(OP_MIN, min_f64), .settle = settle_f64},
+                             f80_loops = FLOATS(f80);
+#define COMPLEX_SET(s) {BOTH(OP_SUM, sum_##s), .f3s[OP_SUM] = pc_stream_sum3_##s, BOTH(OP_PROD, prod_##s), .settle = settle_##s}
+static const struct loop_set c32_loops = COMPLEX_SET(c32), c64_loops = COMPLEX_SET(c64),
+                             c80_loops = {BOTH(OP_SUM, sum_c80), BOTH(OP_PROD, prod_c80), .settle = settle_c80};
+static const struct loop_set fc32_loops = {BOTH(OP_SUM, sum_c32), .f3s[OP_SUM] = pc_stream_sum3_c32, BOTH(OP_PROD, prod_fc32),
+                                           .settle = settle_c32},
+                             fc64_loops = {BOTH(OP_SUM, sum_c64), .f3s[OP_SUM] = pc_stream_sum3_c64, BOTH(OP_PROD, prod_fc64),
+                                           .settle = settle_c64};
 #define LOC_SET(s)                                                                               \
     {.f[OP_MAXLOC] = maxloc_##s, .f3[OP_MAXLOC] = maxloc_##s##_3, .f[OP_MINLOC] = minloc_##s,   \
      .f3[OP_MINLOC] = minloc_##s##_3}
@@ -463,6 +472,7 @@ int pc_reduction_init(struct pc_reduction *r, MPI_Op op, MPI_Datatype type, bool
         r->fast = set->f[op_id];
         r->fast3 = set->f3[op_id];
         r->fast3d = set->f3d[op_id];
+        r->fast3_stream = set->f3s[op_id];
         if (op_id == OP_SUM || op_id == OP_PROD) r->settle_nans = set->settle;
     }
     return PLANCOLL_SUCCESS;
@@ -510,6 +520,20 @@ int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void 
     memcpy((char *)out + r->true_lb, (const char *)b + r->true_lb, span);
     PC_MPI_CHECK(MPI_Reduce_local(a, out, count, r->type, r->op));
     return PLANCOLL_SUCCESS;
+}
+
+int pc_reduce3_stream(const struct pc_reduction *r, const void *a, const void *b, void *out, int count)
+{
+    if (count <= 0) return PLANCOLL_SUCCESS;
+    if (r->fast3_stream) {
+        r->fast3_stream(a, b, out, count);
+        return PLANCOLL_SUCCESS;
+    }
+    if (r->fast3 && r->extent > 0) {
+        pc_stream_reduce3_blocked(r->fast3, a, b, out, count, (size_t)r->extent);
+        return PLANCOLL_SUCCESS;
+    }
+    return pc_reduce3(r, a, b, out, count);
 }
 
 int pc_reduce3_dup(const struct pc_reduction *r, const void *a, const void *b, void *out, void *dup, int count)

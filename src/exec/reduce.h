@@ -20,6 +20,7 @@ struct pc_reduction {
     pc_reduce_fn fast;   /* NULL: use MPI_Reduce_local */
     pc_reduce3_fn fast3; /* the same loop writing a third buffer; NULL with fast */
     pc_reduce3d_fn fast3d; /* ... and a fourth with the same result; NULL with fast */
+    pc_reduce3_fn fast3_stream; /* fast3 streaming its results out (reduce_stream.h); NULL: blocked over fast3 */
     /* Floating and complex SUM and PROD: replaces every NaN of count elements by the default NaN. MPI's collective
      * may combine two NaNs in one order on one rank and in the other on another (x86 keeps the first operand's
      * payload and sign), so what MPI computed is settled with this before it is a result; NULL otherwise. */
@@ -32,6 +33,10 @@ int pc_reduce(const struct pc_reduction *r, const void *in, void *inout, int cou
  * bytes (gaps of a non-contiguous type included) are copied to out, then MPI_Reduce_local, so out must be
  * plancoll's own memory. */
 int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void *out, int count);
+/* pc_reduce3 with streaming stores into out (reduce_stream.h), the same bits: the op's own streaming kernel, else
+ * fast3 block by block streamed out of L1. Without a fast loop (MPI_Reduce_local) ordinary stores: pc_reduce3. The
+ * caller fences (pc_stream_fence) before it lets another rank read out. */
+int pc_reduce3_stream(const struct pc_reduction *r, const void *a, const void *b, void *out, int count);
 /* out[i] = dup[i] = a[i] op b[i] in one pass; only with a fast loop (r->fast3d), contiguous types. */
 int pc_reduce3_dup(const struct pc_reduction *r, const void *a, const void *b, void *out, void *dup, int count);
 

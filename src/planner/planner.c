@@ -21,6 +21,7 @@ static double seconds_now(void)
 }
 
 const char *const pc_inter_names[3] = {"rd", "rsag", "mpi"};
+const char *const pc_stores_names[2] = {"normal", "stream"};
 
 static int parse_int(const char *v, int *out)
 {
@@ -73,6 +74,15 @@ static int parse_param(char *kv, struct pc_forced *f)
             }
         return -1;
     }
+    if (strcmp(k, "stores") == 0) {
+        f->mask |= PC_PARAM_STORES;
+        for (int i = 0; i < 2; i++)
+            if (strcmp(v, pc_stores_names[i]) == 0) {
+                f->params.stores = i;
+                return 0;
+            }
+        return -1;
+    }
     return -1;
 }
 
@@ -116,7 +126,7 @@ int pc_parse_forced(const struct pc_algorithm_table *algs, const char *text, enu
             if (parse_param(kv, &f) != 0)
                 return pc_error(PLANCOLL_ERR_ALGORITHM,
                                 "PLANCOLL_ALGORITHM: '%s' of %s is not a parameter (leaders=N, placement=first|numa, "
-                                "depth=N, segments=N, transport=p2p|put, radix=N, inter=rd|rsag|mpi)",
+                                "depth=N, segments=N, transport=p2p|put, radix=N, inter=rd|rsag|mpi, stores=normal|stream)",
                                 copy, entry);
             kv = next;
         }
@@ -155,7 +165,8 @@ static bool params_match(const struct pc_params *v, const struct pc_forced *f)
            (!(f->mask & PC_PARAM_SEGMENTS) || v->segments == f->params.segments) &&
            (!(f->mask & PC_PARAM_TRANSPORT) || v->transport == f->params.transport) &&
            (!(f->mask & PC_PARAM_RADIX) || v->radix == f->params.radix) &&
-           (!(f->mask & PC_PARAM_INTER) || v->inter == f->params.inter);
+           (!(f->mask & PC_PARAM_INTER) || v->inter == f->params.inter) &&
+           (!(f->mask & PC_PARAM_STORES) || v->stores == f->params.stores);
 }
 
 static void params_apply(struct pc_params *v, const struct pc_forced *f)
@@ -166,6 +177,7 @@ static void params_apply(struct pc_params *v, const struct pc_forced *f)
     if (f->mask & PC_PARAM_TRANSPORT) v->transport = f->params.transport;
     if (f->mask & PC_PARAM_RADIX) v->radix = f->params.radix;
     if (f->mask & PC_PARAM_INTER) v->inter = f->params.inter;
+    if (f->mask & PC_PARAM_STORES) v->stores = f->params.stores;
 }
 
 /* The host-wide work bound (docs/design.md, "The host-wide work bound"): on a host with more ranks than cores the
@@ -262,7 +274,7 @@ void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, 
     buf[0] = '\0';
     char field[32];
     size_t used = 0;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         if (!(mask & (1u << i))) continue;
         int w = 0;
         switch (i) {
@@ -274,6 +286,10 @@ void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, 
         case 5:
             w = snprintf(field, sizeof field, "inter=%s",
                          params->inter >= 0 && params->inter < 3 ? pc_inter_names[params->inter] : "?");
+            break;
+        case 6:
+            w = snprintf(field, sizeof field, "stores=%s",
+                         params->stores >= 0 && params->stores < 2 ? pc_stores_names[params->stores] : "?");
             break;
         }
         if (w <= 0) continue;
@@ -642,13 +658,14 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
         if (top != i) continue; /* once per algorithm, from its best variant */
         finalist[top] = true;
         const struct pc_params *a = &local[top].params;
-        const int best_values[] = {a->leaders, a->placement, a->segments, a->transport, a->radix, a->inter};
-        for (int f = 0; f < 6; f++) {
+        const int best_values[] = {a->leaders, a->placement, a->segments, a->transport, a->radix, a->inter, a->stores};
+        for (int f = 0; f < 7; f++) {
             int pick = -1;
             for (int j = 0; j < n; j++) {
                 if (local[j].alg != local[top].alg) continue;
                 const struct pc_params *b = &local[j].params;
-                const int values[] = {b->leaders, b->placement, b->segments, b->transport, b->radix, b->inter};
+                const int values[] = {b->leaders, b->placement, b->segments, b->transport, b->radix, b->inter,
+                                      b->stores};
                 if (values[f] != best_values[f] && (pick < 0 || local[j].rank_us < local[pick].rank_us)) pick = j;
             }
             if (pick >= 0) finalist[pick] = true;

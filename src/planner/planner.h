@@ -9,8 +9,8 @@
 
 #include "base/algorithm.h"
 
-#define PC_MAX_CANDIDATES 96
-#define PC_MAX_VARIANTS 32
+#define PC_MAX_CANDIDATES 192
+#define PC_MAX_VARIANTS 64
 
 struct pc_candidate {
     int alg; /* index in the algorithm table */
@@ -69,10 +69,12 @@ int pc_parse_algorithm_list(const struct pc_algorithm_table *algs, const char *t
 
 /* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
  * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
- * transport=p2p|put, radix, inter=rd|rsag|mpi).
+ * transport=p2p|put, radix, inter=rd|rsag|mpi, stores=normal|stream).
  * The PC_PARAM_* bits are in base/algorithm.h. */
 /* Values of inter=: the index is pc_params.inter. */
 extern const char *const pc_inter_names[3];
+/* Values of stores= (the hierarchical allreduces' writes into node-shared areas): the index is pc_params.stores. */
+extern const char *const pc_stores_names[2];
 struct pc_forced {
     int alg;
     struct pc_params params; /* the fixed values */

@@ -304,6 +304,8 @@ int pc_wisdom_format(const struct pc_wisdom_set *s, char **text, size_t *len)
         put(&o, "record %s %s leaders=%d placement=%d segments=%d transport=%d radix=%d inter=%d us=%.17g rigor=%s decided=%lld",
             e->key, e->algorithm, e->params.leaders, e->params.placement, e->params.segments, e->params.transport,
             e->params.radix, e->params.inter, e->measured_us, pc_wisdom_rigor_name(e->rigor), e->decided_at);
+        /* only when not the default, so records without it (and files written before it) read as ordinary stores */
+        if (e->params.stores) put(&o, " stores=%d", e->params.stores);
         if (e->runner_up[0]) put(&o, " runner_up=%s runner_up_us=%.17g", e->runner_up, e->runner_up_us);
         put(&o, "\n");
     }
@@ -430,9 +432,9 @@ static int parse_record(struct parser *ps, char *rest, struct pc_wisdom_entry *e
     memcpy(e->key, key, strlen(key) + 1);
     memcpy(e->algorithm, alg, strlen(alg) + 1);
     enum { F_LEADERS, F_PLACEMENT, F_SEGMENTS, F_TRANSPORT, F_RADIX, F_INTER, F_US, F_RIGOR, F_DECIDED, F_RUNNER,
-           F_RUNNER_US, NF };
+           F_RUNNER_US, F_STORES, NF };
     static const char *const names[NF] = {"leaders", "placement", "segments", "transport", "radix", "inter",
-                                          "us",      "rigor",     "decided",  "runner_up", "runner_up_us"};
+                                          "us",      "rigor",     "decided",  "runner_up", "runner_up_us", "stores"};
     bool seen[NF] = {false};
     for (char *tok; (tok = next_token(&rest)) != NULL;) {
         char *eq = strchr(tok, '=');
@@ -463,6 +465,10 @@ static int parse_record(struct parser *ps, char *rest, struct pc_wisdom_entry *e
         case F_INTER: /* the inter-node allreduce among leaders: an index of pc_inter_names */
             ok = parse_long(v, 0, 2, &x);
             e->params.inter = (int)x;
+            break;
+        case F_STORES: /* optional (absent: 0, ordinary stores): an index of pc_stores_names */
+            ok = parse_long(v, 0, 1, &x);
+            e->params.stores = (int)x;
             break;
         case F_US: ok = parse_time(v, &e->measured_us); break;
         case F_RIGOR:

@@ -567,6 +567,76 @@ static void test_allreduce_hierarchical_one_node(void **state)
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2}), 0.0); /* one rank */
 }
 
+/* stores=normal|stream (dpml_common.c): the writes into node-shared lines other ranks read last, priced by the
+ * model's store_normal and store_stream (per byte of a write-and-copy-out round, calibrate.c). The cheaper mode adds
+ * nothing, the other the difference per byte written: each rank's hand-over (l - 1 partitions when l = ppn) and the
+ * leader's result, (handed + 1) x n/l bytes on the path. Hand-worked on the 1n4p case above (n = 16384 B, l = 4:
+ * 22.63 us without the term): (3 + 1) x 4096 B x 2e-4 us/B = 3.2768 us. */
+static double estimate_stores(const char *name, const struct pc_problem *p, struct pc_params params, double normal,
+                              double stream)
+{
+    struct pc_machine_model m;
+    hand_model(&m);
+    m.store_normal_us_per_b = normal;
+    m.store_stream_us_per_b = stream;
+    return pc_registry_get(pc_registry_find(name))->estimate(p, &params, &m);
+}
+
+static void test_allreduce_stores(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    hand_model(&m);
+    assert_true(pc_cost_shared_store(&m, false, 1000) == 0 && pc_cost_shared_store(&m, true, 1000) == 0); /* unmeasured */
+    m.store_normal_us_per_b = 3e-4;
+    m.store_stream_us_per_b = 1e-4;
+    assert_true(fabs(pc_cost_shared_store(&m, false, 1000) - 0.2) < 1e-12);
+    assert_true(pc_cost_shared_store(&m, true, 1000) == 0);
+    struct pc_problem p = ar_nodes(1, 4, 2048, 8);
+    const struct pc_params normal = {.leaders = 4, .stores = 0}, stream = {.leaders = 4, .stores = 1};
+    const double base = 22.63, term = 4 * 4096 * 2e-4;
+    /* ordinary stores dear (cores far apart): streaming is the cheaper, ordinary pays the difference */
+    double n_far = estimate_stores("allreduce.dpml", &p, normal, 3e-4, 1e-4);
+    double s_far = estimate_stores("allreduce.dpml", &p, stream, 3e-4, 1e-4);
+    assert_true(fabs(n_far - (base + term)) < 1e-9 && fabs(s_far - base) < 1e-9);
+    /* ordinary stores cheap (cores sharing a cache): the other way round */
+    double n_close = estimate_stores("allreduce.dpml", &p, normal, 1e-4, 3e-4);
+    double s_close = estimate_stores("allreduce.dpml", &p, stream, 1e-4, 3e-4);
+    assert_true(fabs(n_close - base) < 1e-9 && fabs(s_close - (base + term)) < 1e-9);
+    /* one leader (allreduce.leader, l = 1 < ppn): every rank hands its whole vector over, then the result:
+     * 2 x 16384 B x 2e-4 = 6.5536 us on top */
+    double l_n = estimate_stores("allreduce.leader", &p, (struct pc_params){.stores = 0}, 3e-4, 1e-4);
+    double l_s = estimate_stores("allreduce.leader", &p, (struct pc_params){.stores = 1}, 3e-4, 1e-4);
+    assert_true(fabs(l_n - l_s - 2 * 16384 * 2e-4) < 1e-9);
+    /* The planner's choice by the model (ESTIMATE takes the lowest prediction): among the enumerated candidates of
+     * the hierarchical allreduces, every ordinary-stores candidate has its streaming twin, ranked below it when
+     * ordinary stores are dear and above it when they are cheap. */
+    for (int dear = 0; dear < 2; dear++) {
+        m.store_normal_us_per_b = dear ? 3e-4 : 1e-4;
+        m.store_stream_us_per_b = dear ? 1e-4 : 3e-4;
+        struct pc_candidate c[PC_MAX_CANDIDATES];
+        int n = 0, pairs = 0;
+        assert_int_equal(pc_enumerate(pc_registry_table(), &p, NULL, 0, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        int best = 0;
+        for (int i = 1; i < n; i++)
+            if (c[i].predicted_us < c[best].predicted_us) best = i;
+        for (int i = 0; i < n; i++) {
+            if (!(pc_registry_get(c[i].alg)->params & PC_PARAM_STORES) || c[i].params.stores != 0) continue;
+            for (int j = 0; j < n; j++) {
+                struct pc_params twin = c[i].params;
+                twin.stores = 1;
+                if (c[j].alg != c[i].alg || memcmp(&c[j].params, &twin, sizeof twin) != 0) continue;
+                if (dear ? !(c[j].predicted_us < c[i].predicted_us) : !(c[j].predicted_us > c[i].predicted_us))
+                    fail_msg("dear=%d: %s stream %.3f us, normal %.3f us", dear, pc_registry_get(c[i].alg)->name,
+                             c[j].predicted_us, c[i].predicted_us);
+                pairs++;
+            }
+        }
+        assert_true(pairs >= 4);
+        if (pc_registry_get(c[best].alg)->params & PC_PARAM_STORES) assert_int_equal(c[best].params.stores, dear);
+    }
+}
+
 static void test_allreduce_hierarchical_two_nodes(void **state)
 {
     (void)state;
@@ -899,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_busy_aggregated),
         cmocka_unit_test(test_busy_hierarchical_allreduce),
         cmocka_unit_test(test_busy_sweep),
+        cmocka_unit_test(test_allreduce_stores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

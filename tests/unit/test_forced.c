@@ -11,6 +11,7 @@
 
 #include "exec/registry.h"
 #include "exec/allreduce/dpml_common.h"
+#include "exec/reduce_stream.h"
 #include "exec/alltoall/node_aware.h"
 #include "shm/leaders.h"
 #include "planner/planner.h"
@@ -203,53 +204,91 @@ static void test_allreduce_variants(void **state)
     struct pc_params v[PC_MAX_VARIANTS];
     /* two nodes of 4 ranks on 2 NUMA domains, commutative op */
     struct pc_problem p = allreduce(2, 4, 2, true, true);
-    assert_int_equal(variants_of("allreduce.leader", &p, v), 3); /* rd, rsag, mpi */
-    for (int i = 0; i < 3; i++) {
+    /* each with ordinary stores, then (where the build has them) streaming ones: S variants per set of the others */
+    const int S = PC_STREAM_STORES ? 2 : 1;
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 3 * S); /* rd, rsag, mpi */
+    for (int i = 0; i < 3 * S; i++) {
         assert_int_equal(v[i].leaders, 1);
-        assert_int_equal(v[i].inter, i);
+        assert_int_equal(v[i].inter, i / S);
+        assert_int_equal(v[i].stores, i % S);
     }
     int n = variants_of("allreduce.dpml", &p, v);
-    assert_int_equal(n, 12); /* leaders 2 and 4, first and numa, three inter-node algorithms */
+    assert_int_equal(n, 12 * S); /* leaders 2 and 4, first and numa, three inter-node algorithms */
     for (int i = 0; i < n; i++) {
         assert_true(v[i].leaders == 2 || v[i].leaders == 4);
         assert_int_equal(v[i].segments, 0);
     }
     n = variants_of("allreduce.dpml_pipelined", &p, v);
-    assert_int_equal(n, 16); /* leaders 2, 4 x placements 2 x rd, mpi x segments 2, 8 */
+    assert_int_equal(n, 16 * S); /* leaders 2, 4 x placements 2 x rd, mpi x segments 2, 8 */
     for (int i = 0; i < n; i++) {
         assert_true(v[i].segments == 2 || v[i].segments == 8);
         assert_true(v[i].inter != PC_DPML_INTER_RSAG);
     }
     /* non-commutative: no rsag */
     p = allreduce(2, 4, 1, false, true);
-    assert_int_equal(variants_of("allreduce.leader", &p, v), 2);
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 2 * S);
     n = variants_of("allreduce.dpml", &p, v);
-    assert_int_equal(n, 4); /* leaders 2, 4 x rd, mpi */
+    assert_int_equal(n, 4 * S); /* leaders 2, 4 x rd, mpi */
     for (int i = 0; i < n; i++) assert_true(v[i].inter != PC_DPML_INTER_RSAG);
     /* one node: nothing between nodes, one depth */
     p = allreduce(1, 8, 1, true, true);
-    assert_int_equal(variants_of("allreduce.leader", &p, v), 1);
-    assert_int_equal(variants_of("allreduce.dpml", &p, v), 3); /* 2, 4, 8 */
-    assert_int_equal(variants_of("allreduce.dpml_pipelined", &p, v), 3);
+    assert_int_equal(variants_of("allreduce.leader", &p, v), S);
+    assert_int_equal(variants_of("allreduce.dpml", &p, v), 3 * S); /* 2, 4, 8 */
+    assert_int_equal(variants_of("allreduce.dpml_pipelined", &p, v), 3 * S);
     /* uneven nodes: up to the smallest, which need not be a power of two */
     p = allreduce(3, 3, 1, true, true);
     n = variants_of("allreduce.dpml", &p, v);
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 6 * S);
     assert_int_equal(v[n - 1].leaders, 3);
-    /* single-rank nodes: one leader only */
+    /* single-rank nodes: one leader only, and no rank shares its areas: ordinary stores only */
     p = allreduce(4, 1, 1, true, true);
     n = variants_of("allreduce.dpml", &p, v);
     for (int i = 0; i < n; i++) assert_int_equal(v[i].leaders, 1);
+    for (int i = 0; i < n; i++) assert_int_equal(v[i].stores, PC_STORES_NORMAL);
     /* MPI's op differs from plancoll's for the (op, datatype): MPI does not reduce between the leaders */
     p = allreduce(2, 4, 2, true, true);
     p.mpi_op_differs = true;
-    assert_int_equal(variants_of("allreduce.leader", &p, v), 2); /* rd, rsag */
-    for (int i = 0; i < 2; i++) assert_int_equal(v[i].inter, i);
+    assert_int_equal(variants_of("allreduce.leader", &p, v), 2 * S); /* rd, rsag */
+    for (int i = 0; i < 2 * S; i++) assert_int_equal(v[i].inter, i / S);
     n = variants_of("allreduce.dpml", &p, v);
-    assert_int_equal(n, 8); /* leaders 2 and 4, first and numa, rd and rsag */
+    assert_int_equal(n, 8 * S); /* leaders 2 and 4, first and numa, rd and rsag */
     for (int i = 0; i < n; i++) assert_true(v[i].inter != PC_DPML_INTER_MPI);
     n = variants_of("allreduce.dpml_pipelined", &p, v);
     for (int i = 0; i < n; i++) assert_true(v[i].inter != PC_DPML_INTER_MPI);
+}
+
+/* stores=stream forced: parsed, enumerated as exactly that candidate by each hierarchical allreduce, and printed back
+ * as the same spec; a bad value is an error that names the choices. */
+static void test_stores_spec(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    struct pc_problem p = allreduce(1, 2, 1, true, true); /* one node of two ranks: 1n2p */
+    const char *specs[] = {"allreduce.leader:inter=rd:stores=stream",
+                           "allreduce.dpml:leaders=2:placement=first:inter=rd:stores=stream",
+                           "allreduce.dpml_pipelined:leaders=2:placement=first:segments=2:inter=rd:stores=stream",
+                           "allreduce.dpml:leaders=1:placement=first:inter=rd:stores=normal"};
+    for (int i = 0; i < 4; i++) {
+        struct pc_forced f[4];
+        int nf = 0, n = 0;
+        assert_int_equal(pc_parse_forced(algs(), specs[i], PC_ALLREDUCE, f, 4, &nf), PLANCOLL_SUCCESS);
+        assert_int_equal(nf, 1);
+        assert_true(f[0].mask & PC_PARAM_STORES);
+        const int want = i < 3 ? PC_STORES_STREAM : PC_STORES_NORMAL;
+        assert_int_equal(f[0].params.stores, want);
+        struct pc_candidate c[PC_MAX_CANDIDATES];
+        assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].params.stores, want);
+        char spec[160];
+        pc_spec_format(algs(), c[0].alg, &c[0].params, spec, sizeof spec);
+        assert_string_equal(spec, specs[i]);
+    }
+    struct pc_forced f[4];
+    int nf = 0;
+    assert_int_equal(pc_parse_forced(algs(), "allreduce.dpml:stores=nt", PC_ALLREDUCE, f, 4, &nf), PLANCOLL_ERR_ALGORITHM);
+    assert_non_null(strstr(plancoll_error_detail(), "stores=normal|stream"));
 }
 
 static void test_allreduce_applicability(void **state)
@@ -377,6 +416,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_inter),
         cmocka_unit_test(test_allreduce_variants),
+        cmocka_unit_test(test_stores_spec),
         cmocka_unit_test(test_allreduce_applicability),
         cmocka_unit_test(test_parse_params),   cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),

@@ -381,11 +381,46 @@ static void test_check_round_trip(void **state)
     assert_int_equal(pc_model_parse_line(&old, "disagreed", err, sizeof err), -1);
 }
 
+/* The store terms (model.h: store_normal, store_stream): written only when both are measured, read back exactly;
+ * a text without the line (older wisdom) loads with both 0, which the cost functions read as no term. */
+static void test_stores_round_trip(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    pc_model_default(&a);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_null(strstr(buf, "stores")); /* not measured: no line */
+    free(buf);
+    a.store_normal_us_per_b = 0.0001220703125; /* 2^-13 and 2^-14 us/B: exact in binary and in %.17g */
+    a.store_stream_us_per_b = 6.103515625e-05;
+    buf = NULL;
+    len = cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\nstores 0.0001220703125 6.103515625e-05\n"));
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
+    free(buf);
+    assert_true(b.store_normal_us_per_b == 0.0001220703125 && b.store_stream_us_per_b == 6.103515625e-05);
+    struct pc_machine_model old;
+    memset(&old, 0, sizeof old);
+    assert_int_equal(pc_model_parse_line(&old, "sync 0.2", err, sizeof err), 0);
+    assert_true(old.store_normal_us_per_b == 0 && old.store_stream_us_per_b == 0);
+    assert_true(pc_cost_shared_store(&old, false, 1e6) == 0 && pc_cost_shared_store(&old, true, 1e6) == 0);
+    assert_int_equal(pc_model_parse_line(&old, "stores 1e-4", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "stores 1e-4 0", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "stores -1e-4 1e-4", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&old, "stores 1e-4 1e-4 1e-4", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_turn_round_trip),
+        cmocka_unit_test(test_turn_round_trip), cmocka_unit_test(test_stores_round_trip),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
         cmocka_unit_test(test_running_cost), cmocka_unit_test(test_check_decision),

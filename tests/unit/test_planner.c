@@ -1015,7 +1015,7 @@ static void test_params_format(void **state)
     assert_string_equal(buf, ""); /* an algorithm without parameters */
     /* defaults are named: a spec that left them out would leave them to the model when forced */
     pc_params_format(&p, PC_PARAM_ALL, buf, sizeof buf);
-    assert_string_equal(buf, "leaders=0 placement=first segments=0 transport=p2p radix=0 inter=rd");
+    assert_string_equal(buf, "leaders=0 placement=first segments=0 transport=p2p radix=0 inter=rd stores=normal");
     p.leaders = 2;
     pc_params_format(&p, PC_PARAM_LEADERS, buf, sizeof buf);
     assert_string_equal(buf, "leaders=2");
@@ -1026,9 +1026,9 @@ static void test_params_format(void **state)
     p.transport = 1;
     pc_params_format(&p, PC_PARAM_PLACEMENT | PC_PARAM_TRANSPORT | PC_PARAM_RADIX, buf, sizeof buf);
     assert_string_equal(buf, "placement=numa transport=put radix=4");
-    p = (struct pc_params){.leaders = 3, .placement = 1, .segments = 8, .transport = 1, .radix = 2, .inter = 1};
+    p = (struct pc_params){.leaders = 3, .placement = 1, .segments = 8, .transport = 1, .radix = 2, .inter = 1, .stores = 1};
     pc_params_format(&p, PC_PARAM_ALL, buf, sizeof buf);
-    assert_string_equal(buf, "leaders=3 placement=numa segments=8 transport=put radix=2 inter=rsag");
+    assert_string_equal(buf, "leaders=3 placement=numa segments=8 transport=put radix=2 inter=rsag stores=stream");
 }
 
 /* A buffer too small for every field: the output is still terminated, stays within len, and is a prefix of the
@@ -1037,7 +1037,7 @@ static void test_params_format_truncated(void **state)
 {
     (void)state;
     const struct pc_params p = {.leaders = 3, .placement = 1, .segments = 8, .transport = 1, .radix = 2};
-    const char *full = "leaders=3 placement=numa segments=8 transport=put radix=2 inter=rd";
+    const char *full = "leaders=3 placement=numa segments=8 transport=put radix=2 inter=rd stores=normal";
     for (size_t len = 1; len <= strlen(full) + 1; len++) {
         char buf[128];
         memset(buf, '#', sizeof buf);

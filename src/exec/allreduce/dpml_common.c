@@ -69,6 +69,7 @@
 #include "shm/segment.h"
 #include "exec/allreduce/common.h"
 #include "exec/allreduce/dpml_sched.h"
+#include "exec/reduce_stream.h"
 
 #define CHUNK_BYTES 16384                   /* the accumulator stays in L1 while ppn inputs stream through it */
 
@@ -107,6 +108,8 @@ struct dpml {
     uint64_t barriers;             /* this plan's node barriers so far (its own flags: dpml_step) */
     int phase, next_input, collected; /* the execution in progress (pc_dpml_start, pc_dpml_advance) */
     uint64_t *copied;              /* [l k]: execution in which this rank copied sub-partition (j, s) back */
+    bool stream;                   /* stores=stream: shared areas written with streaming stores, fenced before flags */
+    void *acc;                     /* stream: one chunk of the partial result, which stays in L1 (CHUNK_BYTES) */
     /* this leader's exchanges with the other nodes */
     MPI_Comm comm;                 /* inter = mpi: leader j of every node */
     bool own_comm;
@@ -136,7 +139,8 @@ struct pc_dpml_config pc_dpml_config_of(enum pc_dpml_form form, const struct pc_
     struct pc_dpml_config c = {.leaders = form == PC_DPML_LEADER ? 1 : p->leaders,
                                .numa_spread = form != PC_DPML_LEADER && p->placement == 1,
                                .segments = 1,
-                               .inter = p->inter};
+                               .inter = p->inter,
+                               .stores = p->stores};
     if (form == PC_DPML_PIPELINED) c.segments = p->segments > 0 ? p->segments : 4;
     return c;
 }
@@ -165,13 +169,17 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
         if (!p->mpi_op_differs) inters[ninter++] = PC_DPML_INTER_MPI;
     }
     const int one_seg = 0, *segs = c->nsegs > 0 ? c->segs : &one_seg, nsegs = c->nsegs > 0 ? c->nsegs : 1;
+    /* streaming stores only where they exist, and only where a node's ranks write areas other ranks read */
+    const int nstores = PC_STREAM_STORES && p->shape.max_ppn > 1 ? 2 : 1;
     int l = c->first_leaders < 1 ? 1 : c->first_leaders > top ? top : c->first_leaders;
     for (;;) {
         for (int placement = 0; placement < 2; placement++) {
             if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;
             for (int i = 0; i < ninter; i++)
-                for (int s = 0; s < nsegs && n < max; s++)
-                    out[n++] = (struct pc_params){.leaders = l, .placement = placement, .segments = segs[s], .inter = inters[i]};
+                for (int s = 0; s < nsegs; s++)
+                    for (int w = 0; w < nstores && n < max; w++)
+                        out[n++] = (struct pc_params){.leaders = l, .placement = placement, .segments = segs[s],
+                                                      .inter = inters[i], .stores = w};
         }
         if (l == top) break;
         l = l * 2 > top ? top : l * 2;
@@ -203,6 +211,10 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
     double t_copy = handed * part, t_bcast = l * part, t_sync = 2 * m->sync_us + pc_cost_turns(p, m, 2);
     double t_comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
     double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), leaders, m) : 0;
+    /* The writes into node-shared lines other ranks read last execution: each rank's hand-over, then the leader's
+     * result, in the plan's store mode (0 for the cheaper mode, model.h) */
+    double t_store = (handed + 1) * pc_cost_shared_store(m, cfg->stores == PC_STORES_STREAM, n / l);
+    t_copy += t_store;
     /* Overlap needs a free core to progress the exchanges while the leader reduces (over TCP the kernel's copies
      * are CPU work too); with more ranks than cores there is none and the phases add up, as alltoall.onmpml's
      * (node_aware.c). The pipeline then keeps only its k smaller exchanges. */
@@ -229,8 +241,9 @@ static void rank_busy(const struct pc_problem *p, const struct pc_dpml_config *c
     double part = pc_cost_shm_copy(m, 1, p->shape.max_ppn, n / l);
     double comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
     double comm = h > 1 ? k * inter_busy(p, cfg->inter, h, n / (l * k), m) : 0;
-    *leader = (l - 1) * part + l * part + comp + comm;
-    *other = l < ppn ? 2 * l * part : 0;
+    double store = pc_cost_shared_store(m, cfg->stores == PC_STORES_STREAM, n / l); /* per partition written */
+    *leader = (l - 1) * part + l * part + comp + comm + l * store;
+    *other = l < ppn ? 2 * l * part + l * store : 0;
 }
 
 /* The mean over a node's ranks (struct pc_algorithm's mean_busy): l leaders' busy times and ppn - l others'. */
@@ -355,6 +368,15 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     st->contig = plan->rtype.contiguous;
     st->trivial = plan->size == 1 || st->count == 0;
     if (st->trivial) return PLANCOLL_SUCCESS;
+    if (cfg->stores < PC_STORES_NORMAL || cfg->stores > PC_STORES_STREAM)
+        return pc_error(PLANCOLL_ERR_ARGUMENT, "dpml: store mode %d", cfg->stores);
+    st->stream = cfg->stores == PC_STORES_STREAM;
+    if (st->stream) {
+        /* the accumulator of reduce_piece: one chunk, at least one element */
+        size_t acc_bytes = (size_t)st->ext > CHUNK_BYTES ? (size_t)st->ext : CHUNK_BYTES;
+        st->acc = aligned_alloc(64, (acc_bytes + 63) / 64 * 64);
+        if (!st->acc) return pc_error(PLANCOLL_ERR_NOMEM, "dpml accumulator");
+    }
     if (cfg->inter < 0 || cfg->inter > PC_DPML_INTER_MPI) return pc_error(PLANCOLL_ERR_ARGUMENT, "dpml: inter-node algorithm %d", cfg->inter);
     if (st->ext <= 0 || (st->count > 1 && st->text > st->ext))
         return pc_error(PLANCOLL_ERR_INAPPLICABLE, "the datatype's elements overlap (true extent beyond extent): "
@@ -439,6 +461,7 @@ void pc_dpml_teardown(struct plancoll_plan_s *plan)
     free(st->in_slot);
     free(st->src);
     free(st->copied);
+    free(st->acc);
     free(st);
     plan->impl = NULL;
 }
@@ -462,9 +485,42 @@ static void hand_over(const struct plancoll_plan_s *plan, struct dpml *st, const
         int j = pc_dpml_copy_part(st->me, st->l, t), lo = pc_dpml_part_lo(st->count, st->l, j);
         int n = pc_dpml_part_count(st->count, st->l, j);
         /* the gaps of a non-contiguous type come along: the slot is plancoll's, and they lie inside the buffer */
-        if (j != st->lead && n > 0) memcpy(data(st->in_slot[j * st->ppn + st->me], st, lo), data(in, st, lo), span(st, n));
+        if (j != st->lead && n > 0) {
+            char *slot = data(st->in_slot[j * st->ppn + st->me], st, lo);
+            if (st->stream) {
+                pc_stream_copy(slot, data(in, st, lo), span(st, n));
+                pc_stream_fence(); /* the flag's release store does not order streaming stores */
+            } else {
+                memcpy(slot, data(in, st, lo), span(st, n));
+            }
+        }
         pc_flag_post(in_flag(st, st->me), pc_dpml_in_value(st->seq, st->l, t + 1));
     }
+}
+
+/* One chunk of reduce_piece with stores=stream (a fast loop, contiguous type): the same operations in the same
+ * order, RES = D_0 op (D_1 op (... op D_ppn-1)), with the partial results in the accumulator (L1) instead of RES,
+ * and RES written once, by streaming stores: the last operation streams its result (pc_reduce3_stream), or, when
+ * the caller's receive buffer takes the chunk too (hot), the accumulator is streamed to RES and copied to hot. */
+static int reduce_chunk_streamed(const struct pc_reduction *r, const struct dpml *st, int a, int c, char *hot)
+{
+    const int p = st->ppn;
+    char *res = at(st->res, st, a), *acc = st->acc;
+    if (p == 1) {
+        pc_stream_copy(data(st->res, st, a), data(st->src[0], st, a), span(st, c));
+        if (hot && hot != st->src[0]) memcpy(data(hot, st, a), data(st->src[0], st, a), (size_t)c * (size_t)st->size);
+        return PLANCOLL_SUCCESS;
+    }
+    int err = PLANCOLL_SUCCESS;
+    if (p == 2 && !hot) return pc_reduce3_stream(r, at(st->src[0], st, a), at(st->src[1], st, a), res, c);
+    err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), acc, c);
+    const int last = hot ? 0 : 1; /* without hot the operation with D_0 streams straight into RES */
+    for (int i = p - 3; i >= last && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), acc, c);
+    if (err) return err;
+    if (!hot) return pc_reduce3_stream(r, at(st->src[0], st, a), acc, res, c);
+    pc_stream_copy(res, acc, (size_t)c * (size_t)st->ext);
+    memcpy(data(hot, st, a), acc, (size_t)c * (size_t)st->size);
+    return PLANCOLL_SUCCESS;
 }
 
 /* RES[lo, lo+n) = D_0 op (D_1 op (... op D_ppn-1)), chunk by chunk; hot = also copy each chunk to the caller's
@@ -478,9 +534,15 @@ static int reduce_piece(const struct plancoll_plan_s *plan, const struct dpml *s
         chunk = (int)(CHUNK_BYTES / (size_t)st->ext);
         if (chunk < 1) chunk = 1;
     }
+    const bool stream = st->stream && r->fast && st->contig; /* else ordinary stores (MPI_Reduce_local) */
     for (int a = lo, c; a < lo + n; a += c) {
         c = lo + n - a < chunk ? lo + n - a : chunk;
         int err = PLANCOLL_SUCCESS;
+        if (stream) {
+            err = reduce_chunk_streamed(r, st, a, c, hot);
+            if (err) return err;
+            continue;
+        }
         if (p == 1) {
             memcpy(data(st->res, st, a), data(st->src[0], st, a), span(st, c));
         } else if (p == 2 && hot && r->fast3d && hot != st->src[st->me]) { /* in place: hot is an input */
@@ -543,7 +605,8 @@ static int advance(const struct plancoll_plan_s *plan, struct dpml *st, int s, b
     }
     if (sm->cur != st->res) {
         int n = pc_dpml_sub_count(st->count, st->l, st->k, st->lead, s);
-        memcpy(data(st->res, st, base), data(sm->cur, st, base), span(st, n));
+        if (st->stream) pc_stream_copy(data(st->res, st, base), data(sm->cur, st, base), span(st, n));
+        else memcpy(data(st->res, st, base), data(sm->cur, st, base), span(st, n));
     }
     *done = true;
     return PLANCOLL_SUCCESS;
@@ -585,6 +648,7 @@ static int progress_exchanges(const struct plancoll_plan_s *plan, struct dpml *s
                                   pc_dpml_sub_count(st->count, st->l, st->k, st->lead, s));
         st->finished[s] = st->seq;
         st->inflight--;
+        if (st->stream) pc_stream_fence();
         pc_flag_post(res_flag(st, st->lead, s), st->seq);
         *moved = true;
     }
@@ -639,6 +703,7 @@ static int lead_partition(const struct plancoll_plan_s *plan, struct dpml *st, c
         int err = reduce_piece(plan, st, lo, n, hot);
         if (err) return err;
         if (st->N == 1) {
+            if (st->stream) pc_stream_fence();
             pc_flag_post(res_flag(st, j, s), st->seq);
             if (hot) st->copied[j * st->k + s] = st->seq;
             continue;

@@ -17,11 +17,12 @@ struct pc_dpml_config {
     bool numa_spread; /* leaders one per NUMA domain in turn, else the first l node ranks */
     int segments;     /* sub-partitions per leader (1: no pipeline) */
     int inter;        /* enum pc_dpml_inter: the allreduce among leader j of every node */
+    int stores;       /* enum pc_store_mode: how the node-shared areas (hand-over slots, result) are written */
 };
 
 enum pc_dpml_form { PC_DPML_LEADER, PC_DPML_PARTITIONED, PC_DPML_PIPELINED };
 /* How a candidate's parameters configure each form: leader uses one leader and no pipeline; dpml no pipeline;
- * dpml_pipelined takes segments (0 means 4). */
+ * dpml_pipelined takes segments (0 means 4). Every form takes inter and stores. */
 struct pc_dpml_config pc_dpml_config_of(enum pc_dpml_form form, const struct pc_params *params);
 
 const char *pc_dpml_inapplicable(const struct pc_problem *p);
@@ -30,7 +31,8 @@ int pc_dpml_leaders_used(const struct pc_problem *p, int requested);
 /* What an algorithm offers the planner: leader counts first, 2 first, 4 first, ... and the smallest node's size
  * (capped at last_leaders when > 0), NUMA-spread placement too when nodes have several domains, the inter-node
  * algorithms the op allows when there is more than one node (rsag only if asked), each with every segment count
- * of segs[0..nsegs) (none: segments 0). */
+ * of segs[0..nsegs) (none: segments 0), each with ordinary stores and then, where the build has them and a node
+ * has ranks that share its areas (more than one), streaming stores. */
 struct pc_dpml_choices {
     int first_leaders, last_leaders;
     const int *segs;

@@ -1,0 +1,55 @@
+/* Streaming (non-temporal) stores for the writes into node-shared areas (the stores=stream parameter of the
+ * hierarchical allreduces, dpml_common.c). An ordinary store into a line that another core read last first fetches
+ * the line back from that core (a read for ownership); when the two cores share no cache that costs more than the
+ * write itself. A streaming store writes the line to memory without fetching it, at the price of the next reader
+ * missing its caches. Which is cheaper depends on where the host placed the cores, so calibration measures both
+ * (calibrate.c) and the planner chooses (model.h, pc_cost_shared_store).
+ *
+ * x86-64 (SSE2): MOVNTDQ / MOVNTPS / MOVNTPD on 16-byte aligned addresses; the unaligned head and tail of an area are
+ * written with ordinary stores. Streaming stores are weakly ordered even on x86: a release store of a flag does not
+ * order them, so a writer calls pc_stream_fence (SFENCE) after its streaming stores and before it posts the flag
+ * that lets another rank read them. Elsewhere PC_STREAM_STORES is 0, every function here uses ordinary stores and
+ * the planner does not offer the mode.
+ *
+ * No MPI: the unit tests call these directly. */
+#ifndef PC_REDUCE_STREAM_H
+#define PC_REDUCE_STREAM_H
+
+#include <stddef.h>
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#define PC_STREAM_STORES 1
+#else
+#define PC_STREAM_STORES 0
+#endif
+
+/* The values of pc_params.stores. */
+enum pc_store_mode { PC_STORES_NORMAL = 0, PC_STORES_STREAM = 1 };
+
+/* Orders every streaming store of this thread before the stores that follow (SFENCE); a compiler barrier where
+ * there are no streaming stores. */
+void pc_stream_fence(void);
+
+/* memcpy(dst, src, bytes) with streaming stores into dst (ordinary ones for the part before dst's first 16-byte
+ * boundary and after its last). dst and src do not overlap. */
+void pc_stream_copy(void *restrict dst, const void *restrict src, size_t bytes);
+
+/* out[i] = a[i] op b[i] for i < n (n elements of ext bytes), written with streaming stores, the result bit for bit
+ * that of fast3(a, b, out, n): each block of elements is computed by fast3 itself into a buffer that stays in L1 and
+ * streamed out from there. For ops without a kernel of their own (below). out overlaps neither input. */
+typedef void (*pc_stream_loop3_fn)(const void *a, const void *b, void *out, int n);
+void pc_stream_reduce3_blocked(pc_stream_loop3_fn fast3, const void *a, const void *b, void *out, int n, size_t ext);
+
+/* SUM kernels that add in registers and stream the sums out: out[i] = a[i] + b[i], each sum the one the ordinary
+ * loop computes (IEEE addition of the same two operands; integers wrap). The complex sums are these on 2n parts.
+ * When out is not aligned to the element's size no 16-byte boundary falls between elements: the blocked form. */
+void pc_stream_sum3_f32(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_f64(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_u8(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_u16(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_u32(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_u64(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_c32(const void *a, const void *b, void *out, int n);
+void pc_stream_sum3_c64(const void *a, const void *b, void *out, int n);
+
+#endif
