@@ -28,12 +28,26 @@ bool pc_transpose_uniform(ptrdiff_t n0, ptrdiff_t n1, int P);
  * pc_transpose_tile(es) x pc_transpose_tile(es) elements. src and dst must not overlap. */
 void pc_transpose_local(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols, size_t es);
 size_t pc_transpose_tile(size_t es);
+/* The same, dst written with streaming (non-temporal) stores when stream and pc_transpose_can_stream(es): lines go
+ * to memory without being read first (a transpose larger than the caches then runs at memcpy's speed), fenced
+ * before return. Other element sizes, or a 16-byte element type whose dst is not 16-byte aligned: ordinary stores. */
+void pc_transpose_local_to(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols, size_t es,
+                           bool stream);
+/* Whether this build can write elements of es bytes with streaming stores (x86-64 SSE2: 8 and 16 bytes). */
+bool pc_transpose_can_stream(size_t es);
+/* memcpy, with streaming stores into dst when stream (x86-64 SSE2; runs of 64 bytes and more). Not fenced: a pass
+ * of such copies ends with pc_stores_fence (SFENCE: the streaming stores before any store that follows). */
+void pc_copy_run(void *dst, const void *src, size_t bytes, bool stream);
+void pc_stores_fence(void);
 
 /* Pass 2, the unpack: the block from source r is ln1 rows of counts[r] elements at src + offsets[r] (elements);
  * row j of it goes to dst row j at column starts[r] (dst rows of dld elements). Rows are written in order, each
  * filled from the P blocks, so dst streams through the cache once. */
 void pc_transpose_interleave(const void *src, const ptrdiff_t *offsets, const ptrdiff_t *counts,
                              const ptrdiff_t *starts, int P, void *dst, size_t dld, size_t ln1, size_t es);
+/* The same, dst rows written with pc_copy_run(stream). */
+void pc_transpose_interleave_to(const void *src, const ptrdiff_t *offsets, const ptrdiff_t *counts,
+                                const ptrdiff_t *starts, int P, void *dst, size_t dld, size_t ln1, size_t es, bool stream);
 
 /* Cost of the two local passes on one rank, microseconds: each pass reads and writes every local element once,
  *   T_local = (local_n0 n1 + local_n1 n0) es copy_us_per_b,

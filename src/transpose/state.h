@@ -38,6 +38,8 @@ struct pc_transpose {
     double composite_us, fused_us; /* predictions of both strategies (< 0: not a candidate) */
     double composite_measured_us, fused_measured_us; /* MEASURE's medians (< 0: not timed) */
     const char *strategy_by;       /* what decided the strategy: "forced", "model", "measured", "only candidate" */
+    bool stream_out;               /* the passes that write out use streaming stores (choose_stores) */
+    double probe_cached_us, probe_stream_us; /* what decided it: a probe pass each way (< 0: not probed) */
     char *run_out;                 /* the started composite execution's output (start, advance) */
     char name[96];
 };

@@ -50,7 +50,8 @@ static int composite_execute(struct pc_transpose *t, const char *in, char *out)
     pc_transpose_local(in, (size_t)t->n1, t->S, (size_t)t->ln0, (size_t)t->ln0, (size_t)t->n1, t->es);
     int err = pc_plan_run_planned(t->inner);
     if (err) return err;
-    pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, out, (size_t)t->n0, (size_t)t->ln1, t->es);
+    pc_transpose_interleave_to(t->R, t->offsets, t->counts, t->starts, t->P, out, (size_t)t->n0, (size_t)t->ln1, t->es,
+                               t->stream_out);
     return PLANCOLL_SUCCESS;
 }
 
@@ -121,7 +122,8 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
     if (!t->inner) return PLANCOLL_SUCCESS;
     int err = t->inner->ops->advance(t->inner, done);
     if (err || !*done) return err;
-    pc_transpose_interleave(t->R, t->offsets, t->counts, t->starts, t->P, t->run_out, (size_t)t->n0, (size_t)t->ln1, t->es);
+    pc_transpose_interleave_to(t->R, t->offsets, t->counts, t->starts, t->P, t->run_out, (size_t)t->n0, (size_t)t->ln1,
+                               t->es, t->stream_out);
     return PLANCOLL_SUCCESS;
 }
 
@@ -358,6 +360,67 @@ static int measure_strategies(struct plancoll_plan_s *p, struct pc_transpose *t)
     return PLANCOLL_SUCCESS;
 }
 
+/* Whether the passes that write a rank's output should use streaming stores: a store into a line not in this core's
+ * caches first reads the line (from memory or another core), which a streaming store skips, at the price of the
+ * line not being cached afterwards. Which wins depends on the output's size against the caches this core really
+ * gets (a virtual machine's reported L3 says little) and on where the host placed the cores, so it is measured, once
+ * per process for each element size and power-of-two output size: a transpose of a matrix of that size (up to
+ * PC_STREAM_PROBE_MAX bytes, larger outputs probed at that size) timed both ways, after a warm-up, best of three.
+ * Local: the choice changes no message, so ranks may differ. */
+#define PC_STREAM_PROBE_MAX ((size_t)64 << 20)
+#define PC_STREAM_PROBE_CLASSES 48
+struct stream_probe {
+    size_t es;
+    int size_class;
+    double cached_us, stream_us;
+};
+static struct stream_probe stream_probes[PC_STREAM_PROBE_CLASSES];
+static int nstream_probes;
+
+static double probe_pass(const char *src, char *dst, size_t rows, size_t cols, size_t es, bool stream)
+{
+    double best = -1;
+    for (int rep = 0; rep < 4; rep++) {
+        double t0 = MPI_Wtime();
+        pc_transpose_local_to(src, cols, dst, rows, rows, cols, es, stream);
+        double us = (MPI_Wtime() - t0) * 1e6;
+        if (rep > 0 && (best < 0 || us < best)) best = us; /* the first is the warm-up (page faults) */
+    }
+    return best;
+}
+
+static void choose_stores(struct pc_transpose *t)
+{
+    t->stream_out = false;
+    t->probe_cached_us = t->probe_stream_us = -1;
+    size_t bytes = t->out_elems * t->es;
+    if (!pc_transpose_can_stream(t->es) || bytes == 0) return;
+    int size_class = 0;
+    while (size_class < 62 && ((size_t)1 << size_class) < bytes) size_class++;
+    for (int i = 0; i < nstream_probes; i++)
+        if (stream_probes[i].es == t->es && stream_probes[i].size_class == size_class) {
+            t->probe_cached_us = stream_probes[i].cached_us;
+            t->probe_stream_us = stream_probes[i].stream_us;
+            t->stream_out = t->probe_stream_us < t->probe_cached_us;
+            return;
+        }
+    size_t probe = bytes < PC_STREAM_PROBE_MAX ? bytes : PC_STREAM_PROBE_MAX;
+    size_t cols = (size_t)(t->ln1 > 0 ? t->ln1 : 1), rows = probe / t->es / cols;
+    if (rows == 0) rows = 1;
+    char *src = malloc(rows * cols * t->es), *dst = aligned_alloc(64, (rows * cols * t->es + 63) / 64 * 64);
+    if (src && dst) {
+        memset(src, 1, rows * cols * t->es);
+        t->probe_cached_us = probe_pass(src, dst, rows, cols, t->es, false);
+        t->probe_stream_us = probe_pass(src, dst, rows, cols, t->es, true);
+        t->stream_out = t->probe_stream_us < t->probe_cached_us;
+        if (nstream_probes < PC_STREAM_PROBE_CLASSES)
+            stream_probes[nstream_probes++] =
+                (struct stream_probe){t->es, size_class, t->probe_cached_us, t->probe_stream_us};
+    }
+    free(src);
+    free(dst);
+}
+
 /* The model both strategies are predicted with: the calibrated one of this shape when this process holds it, else
  * the default (the predictions are then maximised over ranks, so every rank chooses alike either way). */
 static void strategy_model(const struct plancoll_plan_s *p, struct pc_machine_model *m)
@@ -375,6 +438,7 @@ static int choose_strategy(struct plancoll_plan_s *p, struct pc_transpose *t, MP
                            int forced, pc_transpose_plan_exchange plan_collective)
 {
     int err = PLANCOLL_SUCCESS;
+    choose_stores(t);
     if (forced != PC_TRANSPOSE_FUSED) {
         plan_scratch(t, comm);
         if ((err = plan_exchange(t, comm, flags, plan_collective))) return err;
@@ -539,8 +603,15 @@ static void fprint(const struct plancoll_plan_s *p, FILE *out)
             fprintf(out, "  measured    composite %.2f us, fused %.2f us (medians of maxima over ranks, trial buffers)\n",
                     t->composite_measured_us, t->fused_measured_us);
     }
-    fprintf(out, "  local       cache-blocked transposes in %zux%zu-element tiles\n", pc_transpose_tile(t->es),
-            pc_transpose_tile(t->es));
+    fprintf(out, "  local       cache-blocked transposes in %zux%zu-element tiles\n",
+            t->es == 8 || t->es == 16 ? (size_t)8 : pc_transpose_tile(t->es), t->es == 8 || t->es == 16 ? (size_t)8 : pc_transpose_tile(t->es));
+    if (t->probe_cached_us >= 0)
+        fprintf(out, "  stores      %s into the output (this rank's probe of its output size: ordinary %.1f us, "
+                     "streaming %.1f us)\n",
+                t->stream_out ? "streaming" : "ordinary", t->probe_cached_us, t->probe_stream_us);
+    else
+        fprintf(out, "  stores      ordinary (streaming stores %s)\n",
+                pc_transpose_can_stream(t->es) ? "not probed: nothing to write" : "not available for this element size");
     if (t->inner)
         fprintf(out, "  scratch     %s send side, private receive side\n",
                 t->S_in_heap ? "node-shared heap (single-copy node-aware exchanges)" : "private");

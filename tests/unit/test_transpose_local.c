@@ -73,28 +73,71 @@ static void test_block_dist(void **state)
 
 static unsigned char byte_of(size_t i, size_t j, size_t k) { return (unsigned char)(i * 131 + j * 7 + k * 29 + 1); }
 
-static void check_transpose(size_t rows, size_t cols, size_t es, size_t pad)
+/* shift: dst starts that many bytes past a 16-byte boundary (streaming 16-byte stores then fall back to ordinary
+ * ones); stream: pc_transpose_local_to's streaming stores. */
+static void check_transpose_to(size_t rows, size_t cols, size_t es, size_t pad, bool stream, size_t shift)
 {
     /* source rows padded to sld = cols + pad, destination rows to dld = rows + pad: the strides are honoured */
     size_t sld = cols + pad, dld = rows + pad;
-    unsigned char *src = malloc(rows * sld * es + 1), *dst = malloc(cols * dld * es + 1);
+    unsigned char *src = malloc(rows * sld * es + 1), *dst_raw = aligned_alloc(64, (cols * dld * es + 1 + shift + 63) / 64 * 64);
+    unsigned char *dst = dst_raw + shift;
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < sld; j++)
             for (size_t k = 0; k < es; k++) src[(i * sld + j) * es + k] = byte_of(i, j, k);
     memset(dst, 0xee, cols * dld * es + 1);
-    pc_transpose_local(src, sld, dst, dld, rows, cols, es);
+    if (stream || shift) pc_transpose_local_to(src, sld, dst, dld, rows, cols, es, stream);
+    else pc_transpose_local(src, sld, dst, dld, rows, cols, es);
     for (size_t j = 0; j < cols; j++)
         for (size_t i = 0; i < dld; i++)
             for (size_t k = 0; k < es; k++) {
                 unsigned char got = dst[(j * dld + i) * es + k];
                 unsigned char want = i < rows ? byte_of(i, j, k) : 0xee;
                 if (got != want)
-                    fail_msg("%zux%zu es=%zu pad=%zu: dst(%zu,%zu) byte %zu is %u, expected %u", rows, cols, es, pad, j,
-                             i, k, got, want);
+                    fail_msg("%zux%zu es=%zu pad=%zu stream=%d shift=%zu: dst(%zu,%zu) byte %zu is %u, expected %u", rows,
+                             cols, es, pad, (int)stream, shift, j, i, k, got, want);
             }
     assert_int_equal(dst[cols * dld * es], 0xee);
     free(src);
-    free(dst);
+    free(dst_raw);
+}
+
+static void check_transpose(size_t rows, size_t cols, size_t es, size_t pad)
+{
+    check_transpose_to(rows, cols, es, pad, false, 0);
+}
+
+/* The direct 8- and 16-byte kernels (tiles of 8, and 16 when streaming 16-byte elements), with and without
+ * streaming stores, on aligned and misaligned destinations, at every size around the tile edges. */
+static void test_local_transpose_stream(void **state)
+{
+    (void)state;
+    static const size_t dims[] = {1, 2, 7, 8, 9, 15, 16, 17, 33};
+    const size_t nd = sizeof dims / sizeof dims[0];
+    for (size_t es = 8; es <= 16; es += 8)
+        for (size_t a = 0; a < nd; a++)
+            for (size_t b = 0; b < nd; b++)
+                for (int stream = 0; stream < 2; stream++) {
+                    check_transpose_to(dims[a], dims[b], es, (a + b) % 3, stream, 0);
+                    check_transpose_to(dims[a], dims[b], es, (a + b) % 2, stream, 8);
+                }
+    assert_true(pc_transpose_can_stream(8) == pc_transpose_can_stream(16));
+    assert_false(pc_transpose_can_stream(12));
+    /* pc_copy_run: every destination offset in a 16-byte line, lengths 0 .. 300, streaming or not */
+    unsigned char src[320], dst[352];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(i * 37 + 11);
+    for (int stream = 0; stream < 2; stream++)
+        for (size_t off = 0; off < 16; off++)
+            for (size_t len = 0; len <= 300; len++) {
+                memset(dst, 0xee, sizeof dst);
+                pc_copy_run(dst + off, src + (len % 7), len, stream);
+                pc_stores_fence();
+                for (size_t i = 0; i < sizeof dst; i++) {
+                    unsigned char want = i >= off && i < off + len ? src[i - off + len % 7] : 0xee;
+                    if (dst[i] != want)
+                        fail_msg("pc_copy_run stream=%d off=%zu len=%zu: byte %zu is %u, expected %u", stream, off, len,
+                                 i, dst[i], want);
+                }
+            }
 }
 
 static void test_local_transpose(void **state)
@@ -196,7 +239,8 @@ static void test_estimate(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block_dist), cmocka_unit_test(test_local_transpose), cmocka_unit_test(test_interleave),
+        cmocka_unit_test(test_block_dist), cmocka_unit_test(test_local_transpose),
+        cmocka_unit_test(test_local_transpose_stream), cmocka_unit_test(test_interleave),
         cmocka_unit_test(test_pipeline), cmocka_unit_test(test_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
