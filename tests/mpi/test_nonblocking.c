@@ -6,8 +6,8 @@
  * - a test loop with computation between the tests; start_buffers on new data three rounds in a row;
  * - node-shared algorithms: two started plans of the same one on a communicator (they share the node's segment),
  *   completed in reverse order, with a blocking segment user executed in between, and heap send buffers;
- * - transposes (an inner collective plan): two started at once, one over alltoall.mpml, one in place over an
- *   alltoallv, completed in reverse order, and start_buffers;
+ * - transposes: three started at once (the composite over alltoall.mpml, the planner's choice in place, the fused
+ *   strategy forced), completed in reverse order, three rounds; then start_buffers in place;
  * - every algorithm forced in turn: the steppable ones plan with PLANCOLL_NONBLOCKING and run all of the above,
  *   the others are refused with PLANCOLL_NONBLOCKING and, planned without it, cannot be started;
  * - errors: start, execute or destroy while active (the plan stays intact and completes correctly), waitall with
@@ -482,21 +482,28 @@ static void tp_make(struct tp *t, ptrdiff_t n0, ptrdiff_t n1, bool in_place)
 
 static void transposes(void)
 {
-    struct tp a, b;
+    struct tp a, b, c;
     tl_force("alltoall.mpml");
     tp_make(&a, 2 * tl_size, 3 * tl_size, false);
     tl_force(NULL);
     tp_make(&b, 2 * tl_size + 1, 5, true);
-    if (a.plan && b.plan) {
+    tl_force("transpose.fused");
+    tp_make(&c, 3 * tl_size + 1, 2 * tl_size, false);
+    tl_force(NULL);
+    if (a.plan && b.plan && c.plan) {
         for (int round = 0; round < 3; round++) {
             tp_fill(&a, a.in, round);
             tp_fill(&b, b.in, round + 1);
+            tp_fill(&c, c.in, round + 2);
             TL_OK(plancoll_start(a.plan));
             TL_OK(plancoll_start(b.plan));
+            TL_OK(plancoll_start(c.plan));
+            TL_OK(plancoll_wait(c.plan));
             TL_OK(plancoll_wait(b.plan));
             TL_OK(plancoll_wait(a.plan));
             tp_check(&a, a.out, round, "transpose over an alltoall");
-            tp_check(&b, b.out, round + 1, "transpose in place over an alltoallv");
+            tp_check(&b, b.out, round + 1, "transpose in place (the planner's strategy)");
+            tp_check(&c, c.out, round + 2, "transpose by the fused strategy");
         }
         ptrdiff_t n = plancoll_local_size_transposed(b.n0, b.n1, MPI_COMM_WORLD, NULL, NULL, NULL, NULL);
         long *other = calloc((size_t)n, sizeof(long));
@@ -508,9 +515,12 @@ static void transposes(void)
     }
     if (a.plan) TL_OK(plancoll_destroy_plan(&a.plan));
     if (b.plan) TL_OK(plancoll_destroy_plan(&b.plan));
+    if (c.plan) TL_OK(plancoll_destroy_plan(&c.plan));
     free(a.in);
     free(a.out);
     free(b.in);
+    free(c.in);
+    free(c.out);
 }
 
 /* A hang is a failure, said loudly (the runner's timeout would only say "timeout"). */
