@@ -328,6 +328,24 @@ static bool read_peers(const struct plancoll_plan_s *plan, struct pc_transpose *
     return progress;
 }
 
+/* Unpacks every block from another node that has landed since the last call (MPI_Testsome: never waits). */
+static int drain_remote(struct pc_transpose *t, struct pc_transpose_fused *f)
+{
+    while (f->recvs_left > 0) {
+        int n = 0;
+        PC_MPI_CHECK(MPI_Testsome(f->nremote, f->reqs, &n, f->idx, f->statuses));
+        if (n == MPI_UNDEFINED || n == 0) return PLANCOLL_SUCCESS;
+        for (int k = 0; k < n; k++) {
+            int q = f->recv_from[f->idx[k]];
+            /* the block of source q in R, interleaved as a one-source unpack */
+            pc_transpose_interleave_to(t->R, &t->offsets[q], &t->counts[q], &t->starts[q], 1, f->out, (size_t)t->n0,
+                                       (size_t)t->ln1, t->es, t->stream_out);
+        }
+        f->recvs_left -= n;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 int pc_transpose_fused_advance(struct plancoll_plan_s *plan, struct pc_transpose *t, bool *done)
 {
     struct pc_transpose_fused *f = t->fused;
@@ -345,24 +363,21 @@ int pc_transpose_fused_advance(struct plancoll_plan_s *plan, struct pc_transpose
             }
             f->phase = F_PEERS;
             break;
-        case F_PEERS:
+        case F_PEERS: {
+            /* other nodes' blocks are unpacked as they land, also while a node peer is not ready yet (after the
+             * pack: in place, out is the input until then) */
             read_peers(plan, t, f);
+            int err = drain_remote(t, f);
+            if (err) return err;
             if (f->peers_left > 0) return PLANCOLL_SUCCESS;
             if (f->nloc > 1) atomic_store_explicit(&f->line[f->me]->done, f->seq, memory_order_release);
             f->phase = F_REMOTE;
             break;
+        }
         case F_REMOTE:
-            while (f->recvs_left > 0) {
-                int n = 0;
-                PC_MPI_CHECK(MPI_Testsome(f->nremote, f->reqs, &n, f->idx, f->statuses));
-                if (n == MPI_UNDEFINED || n == 0) return PLANCOLL_SUCCESS;
-                for (int k = 0; k < n; k++) {
-                    int q = f->recv_from[f->idx[k]];
-                    /* the block of source q in R, interleaved as a one-source unpack */
-                    pc_transpose_interleave_to(t->R, &t->offsets[q], &t->counts[q], &t->starts[q], 1, f->out,
-                                               (size_t)t->n0, (size_t)t->ln1, t->es, t->stream_out);
-                }
-                f->recvs_left -= n;
+            {
+                int err = drain_remote(t, f);
+                if (err || f->recvs_left > 0) return err;
             }
             {
                 bool sent = true;
