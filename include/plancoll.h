@@ -197,9 +197,12 @@ PLANCOLL_API int plancoll_transpose_piece_rows(plancoll_plan plan, int k, ptrdif
  *   PLANCOLL_ERR_ARGUMENT  not a plan in pieces; k outside 0 .. pieces - 1; k not the next piece (out of order, or
  *                          a piece again); k > 0 while no execution is begun;
  *   PLANCOLL_ERR_ACTIVE    piece 0 while an execution is in progress (finish it first).
- * plancoll_test and plancoll_wait on an execution with pieces not yet started return PLANCOLL_ERR_ARGUMENT (the
- * detail says which piece is next) instead of waiting for ever; the execution stays in progress. Destroying an
- * active plan is PLANCOLL_ERR_ACTIVE, as for every plan. */
+ * plancoll_wait and plancoll_waitall on an execution with pieces not yet started return PLANCOLL_ERR_ARGUMENT (the
+ * detail says which piece is next) instead of waiting for ever; the execution stays in progress. plancoll_test on
+ * it advances the active plans and gives *done = 0 (it cannot be complete): a caller may call it between or inside
+ * the computation of pieces to move the pieces already started (between plancoll calls nothing moves, see
+ * Nonblocking plans). This is MPI 4's partitioned communication (MPI_Start, MPI_Pready per partition, MPI_Wait)
+ * applied to a collective. Destroying an active plan is PLANCOLL_ERR_ACTIVE, as for every plan. */
 PLANCOLL_API int plancoll_start_piece(plancoll_plan plan, int k);
 
 /* Runs the plan on the buffers it was planned with. */
