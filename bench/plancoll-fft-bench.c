@@ -6,6 +6,12 @@
  *                                       (fftw_plan_many_dft), plancoll_plan_transpose (MEASURE unless --estimate;
  *                                       A is its inner exchange), FFTW's 1D FFTs of the transposed rows
  *   plancoll:fft2d-shared/transpose(A)  the same on buffers from plancoll_malloc (node-shared memory)
+ *   plancoll:fft2d-pieces/K=K/...       the same pipelined (examples/fft2d's second variant): the transpose is a plan
+ *                                       in K pieces of input rows (plancoll_plan_transpose_pieces, -k K, default 4);
+ *                                       the row FFTs of piece k run, then piece k is started and travels while the
+ *                                       row FFTs of piece k + 1 run; a wait, then the column FFTs. A transpose in
+ *                                       pieces is never in place: the row FFTs write a third buffer (in -> mid) and
+ *                                       the transpose goes mid -> out (--in-place: row FFTs in place, in -> out)
  *   fftw:mpi_plan_dft_2d                fftw_mpi_plan_dft_2d(n, n, in, out, comm, FFTW_FORWARD,
  *                                       FFTW_MEASURE | FFTW_MPI_TRANSPOSED_OUT), FFTW's own distributed FFT
  *   floor:1d-ffts                       the two sets of local 1D FFTs (rows, then columns) alone, no exchange:
@@ -23,7 +29,7 @@
  * both errors are the maximum absolute difference relative to the largest magnitude of the spectrum, within
  * 1e-10 x log2(n). The distribution must be fftw_mpi_local_size_2d_transposed's.
  *
- *   mpiexec -n P plancoll-fft-bench [-n N[,N...]] [-b BATCHES] [-x WARMUP] [--in-place] [--estimate] [-v]
+ *   mpiexec -n P plancoll-fft-bench [-n N[,N...]] [-b BATCHES] [-x WARMUP] [-k PIECES] [--in-place] [--estimate] [-v]
  *                                   [--json FILE] [--config NAME] [--revision TEXT]
  *
  * Protocol (docs/measurement.md, bench/bench_timing.h): warm-up, then batches of at least 20 ms; a yielding
@@ -51,14 +57,18 @@
 #define TOLERANCE_PER_LOG2N 1e-10
 #define MAX_SIZES 16
 
-enum kind { K_PLANCOLL, K_PLANCOLL_SHARED, K_FFTW, K_FLOOR, NKINDS };
+enum kind { K_PLANCOLL, K_PLANCOLL_SHARED, K_PIECES, K_FFTW, K_FLOOR, NKINDS };
 
 /* examples/fft2d's computation on one pair of buffers */
 struct pipeline {
     fftw_complex *in, *out;   /* out == in in place */
     fftw_plan rows, cols;     /* NULL on a rank without rows (columns) */
-    plancoll_plan transpose;  /* out -> out */
+    plancoll_plan transpose;  /* out -> out; in pieces: mid -> out */
     bool shared;              /* buffers from plancoll_malloc */
+    /* the pipelined variant: K plans of the row FFTs of each piece (in -> mid; NULL for an empty piece) */
+    int pieces;
+    fftw_complex *mid;
+    fftw_plan *piece_rows;
 };
 
 struct variant {
@@ -184,6 +194,24 @@ static void run_pipeline(const struct pipeline *p, bool exchange)
     if (p->cols) fftw_execute(p->cols);
 }
 
+static void fail_call(const char *what, int rc)
+{
+    fprintf(stderr, PROGRAM ": %s: %s: %s\n", what, plancoll_strerror(rc), plancoll_error_detail());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The row FFTs of piece k, then piece k started: it travels while the next piece's row FFTs run. */
+static void run_pieces(const struct pipeline *p)
+{
+    int rc;
+    for (int k = 0; k < p->pieces; k++) {
+        if (p->piece_rows[k]) fftw_execute(p->piece_rows[k]);
+        if ((rc = plancoll_start_piece(p->transpose, k)) != PLANCOLL_SUCCESS) fail_call("plancoll_start_piece", rc);
+    }
+    if ((rc = plancoll_wait(p->transpose)) != PLANCOLL_SUCCESS) fail_call("plancoll_wait", rc);
+    if (p->cols) fftw_execute(p->cols);
+}
+
 static void run_variant(void *ctx, void *variant)
 {
     (void)ctx;
@@ -191,6 +219,7 @@ static void run_variant(void *ctx, void *variant)
     switch (v->kind) {
     case K_PLANCOLL:
     case K_PLANCOLL_SHARED: run_pipeline(v->pipe, true); break;
+    case K_PIECES: run_pieces(v->pipe); break;
     case K_FFTW: fftw_execute(v->fftw); break;
     case K_FLOOR: run_pipeline(v->pipe, false); break;
     case NKINDS: break;
@@ -233,8 +262,60 @@ static int make_pipeline(const struct ctx *c, struct pipeline *p, bool shared, u
     return plancoll_plan_transpose(c->n, c->n, MPI_C_DOUBLE_COMPLEX, p->out, p->out, c->comm, flags, &p->transpose);
 }
 
+/* The pipelined variant's buffers (private) and plans: the transpose in K pieces mid -> out, the row FFTs of each
+ * piece in -> mid (in place when --in-place: mid is in), the column FFTs in out. */
+static int make_pieces_pipeline(const struct ctx *c, struct pipeline *p, int K, unsigned flags)
+{
+    memset(p, 0, sizeof *p);
+    size_t bytes = sizeof(fftw_complex) * (size_t)c->alloc;
+    p->pieces = K;
+    p->in = fftw_malloc(bytes);
+    p->out = fftw_malloc(bytes);
+    p->mid = c->in_place ? p->in : fftw_malloc(bytes);
+    p->piece_rows = calloc((size_t)K, sizeof *p->piece_rows);
+    if (!p->in || !p->out || !p->mid || !p->piece_rows) {
+        fprintf(stderr, PROGRAM ": out of memory (%zu bytes)\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int rc = plancoll_plan_transpose_pieces(c->n, c->n, MPI_C_DOUBLE_COMPLEX, p->mid, p->out, c->comm, flags, K,
+                                            &p->transpose);
+    if (rc != PLANCOLL_SUCCESS) return rc;
+    int n = (int)c->n;
+    for (int k = 0; k < K; k++) {
+        ptrdiff_t lo, count;
+        if ((rc = plancoll_transpose_piece_rows(p->transpose, k, &lo, &count)) != PLANCOLL_SUCCESS)
+            fail_call("plancoll_transpose_piece_rows", rc);
+        if (count == 0) continue;
+        p->piece_rows[k] = fftw_plan_many_dft(1, &n, (int)count, p->in + lo * c->n, NULL, 1, n, p->mid + lo * c->n, NULL,
+                                              1, n, FFTW_FORWARD, FFTW_MEASURE);
+        if (!p->piece_rows[k]) {
+            fprintf(stderr, PROGRAM ": fftw_plan_many_dft failed for a piece of %td rows\n", count);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    if (c->ln1 > 0)
+        p->cols = fftw_plan_many_dft(1, &n, (int)c->ln1, p->out, NULL, 1, n, p->out, NULL, 1, n, FFTW_FORWARD, FFTW_MEASURE);
+    if (c->ln1 > 0 && !p->cols) {
+        fprintf(stderr, PROGRAM ": fftw_plan_many_dft failed for n = %td\n", c->n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 static void free_pipeline(const struct ctx *c, struct pipeline *p)
 {
+    for (int k = 0; k < p->pieces; k++)
+        if (p->piece_rows[k]) fftw_destroy_plan(p->piece_rows[k]);
+    free(p->piece_rows);
+    if (p->pieces > 0) {
+        if (p->transpose) plancoll_destroy_plan(&p->transpose);
+        if (p->cols) fftw_destroy_plan(p->cols);
+        fftw_free(p->in);
+        fftw_free(p->out);
+        if (!c->in_place) fftw_free(p->mid);
+        memset(p, 0, sizeof *p);
+        return;
+    }
     if (p->transpose) plancoll_destroy_plan(&p->transpose);
     if (p->rows) fftw_destroy_plan(p->rows);
     if (p->cols) fftw_destroy_plan(p->cols);
@@ -287,7 +368,7 @@ static int validate(const struct ctx *c, struct variant *vs, int nv, double tole
     fill_random(c, ref->in);
     run_variant(NULL, ref);
     for (int i = 0; i < nv; i++) {
-        if (vs[i].kind != K_PLANCOLL && vs[i].kind != K_PLANCOLL_SHARED) continue;
+        if (vs[i].kind != K_PLANCOLL && vs[i].kind != K_PLANCOLL_SHARED && vs[i].kind != K_PIECES) continue;
         fill_random(c, vs[i].in);
         if (!c->in_place) memset(vs[i].out, 0xa5, sizeof(fftw_complex) * (size_t)c->alloc);
         run_variant(NULL, &vs[i]);
@@ -309,13 +390,13 @@ static int validate(const struct ctx *c, struct variant *vs, int nv, double tole
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: " PROGRAM " [-n N[,N...]] [-b BATCHES] [-x WARMUP] [--in-place] [--estimate] [-v]\n"
+    fprintf(stderr, "usage: " PROGRAM " [-n N[,N...]] [-b BATCHES] [-x WARMUP] [-k PIECES] [--in-place] [--estimate] [-v]\n"
                     "                          [--json FILE] [--config NAME] [--revision TEXT]\n");
 }
 
 static void json_result(FILE *jf, bool first, ptrdiff_t n, const struct variant *v)
 {
-    static const char *kinds[NKINDS] = {"plancoll", "plancoll-shared", "fftw", "floor"};
+    static const char *kinds[NKINDS] = {"plancoll", "plancoll-shared", "plancoll-pieces", "fftw", "floor"};
     const struct bench_series *t = &v->t;
     fprintf(jf, "%s\n  {\"n\": %td, \"implementation\": \"%s\", \"kind\": \"%s\", \"median_us\": %.3f, \"avg_us\": %.3f, "
                 "\"min_us\": %.3f, \"max_us\": %.3f, \"iterations\": %ld",
@@ -336,7 +417,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(c.comm, &c.size);
     fftw_mpi_init();
     ptrdiff_t sizes[MAX_SIZES] = {1024, 4096};
-    int nsizes = 2, batches = 5, warmup = 10;
+    int nsizes = 2, batches = 5, warmup = 10, pieces = 4;
     bool verbose = false, estimate = false;
     const char *json = NULL, *config = "unnamed", *revision = "unknown";
     static const struct option longopts[] = {
@@ -346,11 +427,12 @@ int main(int argc, char **argv)
     };
     int opt;
     bool bad_usage = false;
-    while ((opt = getopt_long(argc, argv, "n:b:x:vh", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "n:b:x:k:vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'n': nsizes = bench_parse_sizes(optarg, sizes, MAX_SIZES); break;
         case 'b': batches = atoi(optarg); break;
         case 'x': warmup = atoi(optarg); break;
+        case 'k': pieces = atoi(optarg); break;
         case 'v': verbose = true; break;
         case 'I': c.in_place = true; break;
         case 'E': estimate = true; break;
@@ -362,6 +444,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < nsizes; i++)
         if (sizes[i] < 1 || sizes[i] > INT32_MAX) bad_usage = true;
+    if (pieces < 1 || pieces > PLANCOLL_MAX_PIECES) bad_usage = true;
     if (bad_usage || nsizes == 0 || optind < argc) {
         if (c.rank == 0) usage();
         fftw_mpi_cleanup();
@@ -416,7 +499,7 @@ int main(int argc, char **argv)
         c.ln0 = pl[0], c.s0 = pl[1], c.ln1 = pl[2], c.s1 = pl[3];
         c.alloc = palloc > falloc ? palloc : falloc;
 
-        struct pipeline priv, shared;
+        struct pipeline priv, shared, piped;
         double t0 = MPI_Wtime();
         int rc = make_pipeline(&c, &priv, false, flags);
         double t_priv = MPI_Wtime() - t0;
@@ -424,11 +507,16 @@ int main(int argc, char **argv)
         if (rc == PLANCOLL_SUCCESS) rc = make_pipeline(&c, &shared, true, flags);
         else memset(&shared, 0, sizeof shared);
         double t_shared = MPI_Wtime() - t0;
+        t0 = MPI_Wtime();
+        if (rc == PLANCOLL_SUCCESS) rc = make_pieces_pipeline(&c, &piped, pieces, flags);
+        else memset(&piped, 0, sizeof piped);
+        double t_pieces = MPI_Wtime() - t0;
         if (rc != PLANCOLL_SUCCESS) {
             if (c.rank == 0) printf("# %td: VALIDATION FAILED: plancoll set-up: %s: %s\n", c.n, plancoll_strerror(rc), plancoll_error_detail());
             total_failed++;
             if (priv.in) free_pipeline(&c, &priv);
             if (shared.in) free_pipeline(&c, &shared);
+            if (piped.in) free_pipeline(&c, &piped);
             continue;
         }
         fftw_complex *fin = fftw_malloc(sizeof(fftw_complex) * (size_t)c.alloc);
@@ -451,6 +539,9 @@ int main(int argc, char **argv)
         snprintf(vs[nv++].label, sizeof vs[0].label, "plancoll:fft2d/%s", plancoll_plan_algorithm(priv.transpose));
         vs[nv] = (struct variant){.kind = K_PLANCOLL_SHARED, .pipe = &shared, .in = shared.in, .out = shared.out};
         snprintf(vs[nv++].label, sizeof vs[0].label, "plancoll:fft2d-shared/%s", plancoll_plan_algorithm(shared.transpose));
+        vs[nv] = (struct variant){.kind = K_PIECES, .pipe = &piped, .in = piped.in, .out = piped.out};
+        snprintf(vs[nv++].label, sizeof vs[0].label, "plancoll:fft2d-pieces/K=%d/%s", pieces,
+                 plancoll_plan_algorithm(piped.transpose));
         if (!any_no_plan) {
             vs[nv] = (struct variant){.kind = K_FFTW, .fftw = fplan, .in = fin, .out = fout};
             snprintf(vs[nv++].label, sizeof vs[0].label, "fftw:mpi_plan_dft_2d");
@@ -462,8 +553,9 @@ int main(int argc, char **argv)
         snprintf(vs[nv++].label, sizeof vs[0].label, "floor:1d-ffts (no exchange)");
         if (c.rank == 0) {
             printf("# %td: planned in %.1f ms (1D FFTs + plancoll transpose %s), %.1f ms (the same on node-shared "
-                   "buffers), FFTW's 2D FFT in %.1f ms\n",
-                   c.n, t_priv * 1e3, estimate ? "ESTIMATE" : "MEASURE", t_shared * 1e3, t_fftw * 1e3);
+                   "buffers), %.1f ms (in %d pieces), FFTW's 2D FFT in %.1f ms\n",
+                   c.n, t_priv * 1e3, estimate ? "ESTIMATE" : "MEASURE", t_shared * 1e3, t_pieces * 1e3, pieces,
+                   t_fftw * 1e3);
             if (verbose) {
                 plancoll_fprint_plan(priv.transpose, stdout);
                 if (!any_no_plan) {
@@ -526,6 +618,7 @@ int main(int argc, char **argv)
         if (fplan) fftw_destroy_plan(fplan);
         fftw_free(fin);
         if (!c.in_place) fftw_free(fout);
+        free_pipeline(&c, &piped);
         free_pipeline(&c, &shared);
         free_pipeline(&c, &priv);
     }

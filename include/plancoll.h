@@ -151,6 +151,60 @@ PLANCOLL_API ptrdiff_t plancoll_local_size_transposed(ptrdiff_t n0, ptrdiff_t n1
 PLANCOLL_API int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out,
                                          MPI_Comm comm, unsigned flags, plancoll_plan *plan);
 
+/* ---- A transpose in pieces: overlapping the exchange with the 1D transforms -------------------------
+ * A 2D FFT transposes between two sets of 1D FFTs. Each output row needs one element of every input row of every
+ * rank, so the transpose cannot begin on output rows; it can begin on input rows: a plan in pieces splits each
+ * rank's local_n0 input rows into `pieces` consecutive pieces of near-equal row counts (piece k: local rows
+ * [floor(k local_n0 / pieces), floor((k + 1) local_n0 / pieces)); pieces beyond the rows are empty), and moves
+ * piece k as soon as the caller starts it, while the caller computes the rows of piece k + 1:
+ *
+ *     plancoll_plan_transpose_pieces(n0, n1, MPI_C_DOUBLE_COMPLEX, rows, cols, comm, 0, K, &t);
+ *     for (int k = 0; k < K; k++) {
+ *         ptrdiff_t lo, count;
+ *         plancoll_transpose_piece_rows(t, k, &lo, &count);
+ *         fft_rows(rows + lo * n1, count);   // the 1D FFTs of piece k's rows
+ *         plancoll_start_piece(t, k);        // piece k travels while piece k + 1 is computed
+ *     }
+ *     plancoll_wait(t);                      // every piece has arrived: cols holds the transposed matrix
+ *
+ * Piece k of every rank lands in every rank's output columns local_0_start(source) + lo .. : the output is the
+ * ordinary transpose's once the plan completes. FFTW has no such interface (its transposes are whole). */
+
+/* Plans the transpose of plancoll_plan_transpose (same sizes, distribution, element rules and errors) to run in
+ * `pieces` pieces of input rows. Always the fused strategy (forcing transpose.composite is
+ * PLANCOLL_ERR_INAPPLICABLE). in and out must not overlap (PLANCOLL_ERR_IN_PLACE): in place, the output rows
+ * written for piece k would overwrite input rows of later pieces that the caller has not finished. pieces must be
+ * 1 .. PLANCOLL_MAX_PIECES (else PLANCOLL_ERR_COUNT) and the same on every rank (else PLANCOLL_ERR_MISMATCH); more
+ * pieces than a rank's rows is allowed (some pieces are empty there). Every error on every rank alike.
+ * plancoll_execute (and _execute_buffers, on separate buffers) on such a plan starts every piece and waits: the
+ * ordinary transpose. plancoll_start starts every piece at once; plancoll_test and plancoll_wait complete it. */
+#define PLANCOLL_MAX_PIECES 65536
+PLANCOLL_API int plancoll_plan_transpose_pieces(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out,
+                                                MPI_Comm comm, unsigned flags, int pieces, plancoll_plan *plan);
+
+/* This rank's input rows of piece k of a plan in pieces: *lo (local row index, from 0: the global row is
+ * local_0_start + *lo) and *count (0 for an empty piece). Local. Errors: PLANCOLL_ERR_ARGUMENT (not a plan in
+ * pieces, k outside 0 .. pieces - 1, lo or count NULL), invalid-plan codes; nothing is written then. */
+PLANCOLL_API int plancoll_transpose_piece_rows(plancoll_plan plan, int k, ptrdiff_t *lo, ptrdiff_t *count);
+
+/* Starts piece k of a plan in pieces: the caller has finished writing piece k's input rows and leaves them, and
+ * the output, alone until the execution completes (it may still write rows of later pieces). Pieces are started
+ * in order, 0, 1, .., pieces - 1, in each execution: starting piece 0 begins an execution (the plan becomes
+ * active, as plancoll_start), and the execution completes (plancoll_test, plancoll_wait, plancoll_waitall) once
+ * every piece has been started and every rank's pieces have arrived. Local: never waits for another rank (the
+ * piece leaves when its node peers have read the previous execution; every plancoll call moves it on). Refused,
+ * changing nothing (the execution in progress, if any, goes on and can still be finished):
+ *   PLANCOLL_ERR_ARGUMENT  not a plan in pieces; k outside 0 .. pieces - 1; k not the next piece (out of order, or
+ *                          a piece again); k > 0 while no execution is begun;
+ *   PLANCOLL_ERR_ACTIVE    piece 0 while an execution is in progress (finish it first).
+ * plancoll_wait and plancoll_waitall on an execution with pieces not yet started return PLANCOLL_ERR_ARGUMENT (the
+ * detail says which piece is next) instead of waiting for ever; the execution stays in progress. plancoll_test on
+ * it advances the active plans and gives *done = 0 (it cannot be complete): a caller may call it between or inside
+ * the computation of pieces to move the pieces already started (between plancoll calls nothing moves, see
+ * Nonblocking plans). This is MPI 4's partitioned communication (MPI_Start, MPI_Pready per partition, MPI_Wait)
+ * applied to a collective. Destroying an active plan is PLANCOLL_ERR_ACTIVE, as for every plan. */
+PLANCOLL_API int plancoll_start_piece(plancoll_plan plan, int k);
+
 /* Runs the plan on the buffers it was planned with. */
 PLANCOLL_API int plancoll_execute(plancoll_plan plan);
 

@@ -27,6 +27,7 @@
 #include "api/handles.h"
 #include "shm/layout.h"
 #include "shm/wait.h"
+#include "transpose/transpose.h"
 
 static struct plancoll_plan_s *active_head, *active_tail;
 static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -236,6 +237,53 @@ int plancoll_start_buffers(plancoll_plan handle, const void *sendbuf, void *recv
     return start(plan, sendbuf, recvbuf);
 }
 
+/* A transpose in pieces whose execution still has pieces to start can never complete: wait says so instead of
+ * waiting for ever (the execution goes on). plancoll_test then only advances (a caller may call it between pieces
+ * to move the started ones), as MPI_Test on a partitioned request before every partition is ready. */
+static int refuse_unstarted(const struct plancoll_plan_s *plan, const char *what)
+{
+    int left = pc_transpose_pieces_unstarted(plan);
+    if (left == 0) return PLANCOLL_SUCCESS;
+    int K = pc_transpose_pieces(plan);
+    return pc_error(PLANCOLL_ERR_ARGUMENT,
+                    "%s: the execution cannot complete: %d of its %d pieces are not started (the next is piece %d: "
+                    "plancoll_start_piece); it goes on",
+                    what, left, K, K - left);
+}
+
+int plancoll_start_piece(plancoll_plan handle, int k)
+{
+    int err;
+    struct plancoll_plan_s *plan = pc_plan_check(handle, &err);
+    if (err) return err;
+    int K = pc_transpose_pieces(plan);
+    if (K == 0)
+        return pc_error(PLANCOLL_ERR_ARGUMENT,
+                        "plancoll_start_piece: the plan is not a transpose in pieces (plancoll_plan_transpose_pieces)");
+    if (k < 0 || k >= K)
+        return pc_error(PLANCOLL_ERR_ARGUMENT, "plancoll_start_piece: piece %d of a plan in %d pieces (0 .. %d)", k, K,
+                        K - 1);
+    if (k == 0) { /* begins an execution, as plancoll_start, with its first piece only */
+        if ((err = pc_refuse_active(plan, "plancoll_start_piece(0)"))) return err;
+        pc_transpose_first_start_pieces(plan, true);
+        err = plancoll_start(handle);
+        if (err) pc_transpose_first_start_pieces(plan, false); /* a later plancoll_start starts every piece */
+        return err;
+    }
+    if (!plan->active)
+        return pc_error(PLANCOLL_ERR_ARGUMENT,
+                        "plancoll_start_piece: piece %d while no execution is begun (plancoll_start_piece(plan, 0) "
+                        "begins one)",
+                        k);
+    /* under the lock: the progress thread may be advancing this plan, and reads what piece k changes */
+    pthread_mutex_lock(&active_lock);
+    err = pc_transpose_start_next_piece(plan, k);
+    pthread_mutex_unlock(&active_lock);
+    if (err) return err;
+    pc_progress_active(); /* packs and sends the piece now if its slot is free */
+    return PLANCOLL_SUCCESS;
+}
+
 int plancoll_test(plancoll_plan handle, int *done)
 {
     if (!done) return pc_error(PLANCOLL_ERR_ARGUMENT, "plancoll_test: done is NULL");
@@ -243,6 +291,10 @@ int plancoll_test(plancoll_plan handle, int *done)
     struct plancoll_plan_s *plan = pc_plan_check(handle, &err);
     if (err) return err;
     pc_progress_active();
+    if (pc_transpose_pieces_unstarted(plan) > 0) { /* progress only, as MPI_Test before every MPI_Pready */
+        *done = 0;
+        return PLANCOLL_SUCCESS;
+    }
     bool finished = plan->active && is_done(plan);
     *done = !plan->active || finished;
     return finished ? complete(plan) : PLANCOLL_SUCCESS;
@@ -264,6 +316,7 @@ int plancoll_wait(plancoll_plan handle)
     struct plancoll_plan_s *plan = pc_plan_check(handle, &err);
     if (err) return err;
     if (!plan->active) return PLANCOLL_SUCCESS;
+    if ((err = refuse_unstarted(plan, "plancoll_wait"))) return err;
     wait_done(plan);
     return complete(plan);
 }
@@ -276,6 +329,11 @@ int plancoll_waitall(int n, plancoll_plan plans[])
         int err;
         if (plans[i] && !pc_plan_check(plans[i], &err))
             return pc_error(err, "plancoll_waitall: plans[%d] is not a live plan", i);
+        if (plans[i] && (err = refuse_unstarted(pc_plan_lookup(plans[i]), "plancoll_waitall"))) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", plancoll_error_detail());
+            return pc_error(err, "plans[%d]: %s", i, why);
+        }
     }
     int first_err = PLANCOLL_SUCCESS;
     char detail[sizeof ((struct plancoll_plan_s *)0)->active_detail] = "";

@@ -41,13 +41,13 @@ static int plan_exchange(const struct pc_transpose_exchange *x, struct plancoll_
     return PLANCOLL_SUCCESS;
 }
 
-int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out, MPI_Comm comm,
-                            unsigned flags, plancoll_plan *plan)
+static int plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out, MPI_Comm comm,
+                          unsigned flags, const int *pieces, plancoll_plan *plan)
 {
     struct plancoll_plan_s *p;
     int err = pc_plan_begin(comm, flags, PC_ALLTOALL, plan, &p);
     if (err) return err;
-    err = pc_transpose_build(p, n0, n1, element, in, out, comm, flags, plan_exchange);
+    err = pc_transpose_build(p, n0, n1, element, in, out, comm, flags, pieces, plan_exchange);
     if (!err) err = pc_plan_register(p);
     if (err) {
         pc_plan_free(p);
@@ -55,4 +55,24 @@ int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, vo
     }
     *plan = pc_plan_handle(p);
     return PLANCOLL_SUCCESS;
+}
+
+int plancoll_plan_transpose(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out, MPI_Comm comm,
+                            unsigned flags, plancoll_plan *plan)
+{
+    return plan_transpose(n0, n1, element, in, out, comm, flags, NULL, plan);
+}
+
+int plancoll_plan_transpose_pieces(ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in, void *out,
+                                   MPI_Comm comm, unsigned flags, int pieces, plancoll_plan *plan)
+{
+    return plan_transpose(n0, n1, element, in, out, comm, flags, &pieces, plan);
+}
+
+int plancoll_transpose_piece_rows(plancoll_plan handle, int k, ptrdiff_t *lo, ptrdiff_t *count)
+{
+    int err;
+    struct plancoll_plan_s *p = pc_plan_check(handle, &err);
+    if (err) return err;
+    return pc_transpose_piece_rows(p, k, lo, count);
 }

@@ -33,6 +33,8 @@ enum {
 
     /* 4900..4999: the transpose kind (src/transpose) */
     PC_TAG_TRANSPOSE = 4900,        /* the fused transpose's blocks between nodes (fused.c) */
+    PC_TAG_TRANSPOSE_PIECES = 4901, /* a transpose in pieces: every piece's blocks between nodes, one tag, matched in
+                                       piece order by MPI's non-overtaking rule (fused.c, "Pieces") */
 };
 
 /* Each plan adds its slot's offset, slot x PC_TAG_STRIDE (exec/plan.h, pc_tag), so that plans active at once on one

@@ -23,7 +23,19 @@
  *
  * Nonblocking.  Start posts the receives and, when the slot is free, packs and posts the sends; advance tests the
  * flags and requests and copies what has arrived; nothing ever blocks inside advance, so the plan can be started
- * (plancoll_start) as every collective can. Execute allocates nothing and creates no communicator or window. */
+ * (plancoll_start) as every collective can. Execute allocates nothing and creates no communicator or window.
+ *
+ * Pieces (plancoll_plan_transpose_pieces, K pieces of input rows: pc_piece_bounds).  The slot is laid out piece by
+ * piece: piece k (rows [lo, lo + pk) of this rank) occupies slot elements lo n1 .. (lo + pk) n1, the transpose of
+ * those rows (n1 rows of pk elements), so the block of destination s in piece k, rows start1(s) .. of it, is one
+ * contiguous run of ln1(s) pk elements: node peers copy it row by row into their output columns start0(r) + lo ..,
+ * and other nodes get it as one message from the slot, with no second packing and no strided datatype. The own
+ * block goes from the input rows straight to the output. Piece k is packed once the caller has started it and the
+ * slot is free, then published with ready = (execution - 1) K + k + 1, so a peer copies piece k as soon as it is
+ * posted; done is still per execution (a peer has copied every piece). Messages of one execution are posted on
+ * one tag in piece order on both sides (every rank sizes each piece alike and skips the empty ones alike), so
+ * MPI's non-overtaking order matches piece k to piece k. The input is always packed (peers never read it in
+ * place: the caller still writes rows of later pieces while earlier ones travel). */
 #include "transpose/fused.h"
 
 #include <limits.h>
@@ -80,6 +92,14 @@ struct pc_transpose_fused {
     bool own_in_slot;           /* in place: the own block was packed too and is read from the slot */
     int peers_left, recvs_left;
     bool last_in_place_reads;
+
+    /* A plan in pieces (K > 0, t->pieces; see "Pieces" above). reqs, idx and statuses then hold K entries per
+     * remote rank: receive (source i, piece k) at i K + k, send (destination i, piece k) at K nremote + i K + k. */
+    int K;
+    bool slot_taken;            /* this execution may write the slot: every node peer has read the previous one */
+    int packed;                 /* pieces packed, published and sent in this execution */
+    int *peer_pieces;           /* [nloc] pieces of each node peer copied in this execution (own: K at start) */
+    bool peers_read;            /* every node peer's pieces copied and this rank's done flag published */
 };
 
 static bool overlaps(const char *a, size_t alen, const char *b, size_t blen)
@@ -109,6 +129,7 @@ void pc_transpose_fused_free(struct pc_transpose_fused *f)
     free(f->idx);
     free(f->statuses);
     free(f->got);
+    free(f->peer_pieces);
     free(f);
 }
 
@@ -128,16 +149,20 @@ int pc_transpose_fused_setup(struct plancoll_plan_s *plan, struct pc_transpose *
         f->me = L->node_rank;
         const int P = t->P, r = t->rank;
         f->nremote = P - f->nloc;
+        f->K = t->pieces;
+        const size_t per = (size_t)(t->pieces > 0 ? t->pieces : 1), nreq = per * (size_t)f->nremote;
         f->loc = malloc(sizeof(int) * (size_t)f->nloc);
         f->line = calloc((size_t)f->nloc, sizeof *f->line);
         f->slot = calloc((size_t)f->nloc, sizeof *f->slot);
         f->got = calloc((size_t)f->nloc, 1);
         f->send_to = malloc(sizeof(int) * (size_t)(f->nremote + 1));
         f->recv_from = malloc(sizeof(int) * (size_t)(f->nremote + 1));
-        f->reqs = malloc(sizeof(MPI_Request) * (size_t)(2 * f->nremote + 1));
-        f->idx = malloc(sizeof(int) * (size_t)(2 * f->nremote + 1));
-        f->statuses = malloc(sizeof(MPI_Status) * (size_t)(f->nremote + 1));
-        if (!f->statuses || !f->loc || !f->line || !f->slot || !f->got || !f->send_to || !f->recv_from || !f->reqs || !f->idx)
+        f->reqs = malloc(sizeof(MPI_Request) * (2 * nreq + 1));
+        f->idx = malloc(sizeof(int) * (2 * nreq + 1));
+        f->statuses = malloc(sizeof(MPI_Status) * (nreq + 1));
+        f->peer_pieces = calloc((size_t)f->nloc, sizeof(int));
+        if (!f->statuses || !f->loc || !f->line || !f->slot || !f->got || !f->send_to || !f->recv_from || !f->reqs || !f->idx ||
+            !f->peer_pieces)
             err = pc_error(PLANCOLL_ERR_NOMEM, "fused transpose tables (%d ranks)", P);
         else {
             const int *mine = L->node_ranks + L->node_first[L->node_id];
@@ -148,7 +173,7 @@ int pc_transpose_fused_setup(struct plancoll_plan_s *plan, struct pc_transpose *
                 if (L->node_of[s] != L->node_id) f->send_to[ns++] = s;
                 if (L->node_of[q] != L->node_id) f->recv_from[nr++] = q;
             }
-            for (int i = 0; i < 2 * f->nremote; i++) f->reqs[i] = MPI_REQUEST_NULL;
+            for (size_t i = 0; i < 2 * nreq; i++) f->reqs[i] = MPI_REQUEST_NULL;
             if (t->es <= INT_MAX) {
                 int rc = MPI_Type_contiguous((int)t->es, MPI_BYTE, &f->unit);
                 if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&f->unit);
@@ -276,9 +301,13 @@ static int pack_and_post(struct plancoll_plan_s *plan, struct pc_transpose *t, s
     return PLANCOLL_SUCCESS;
 }
 
+static int pieces_start(struct plancoll_plan_s *plan, struct pc_transpose *t, const char *in, char *out);
+static int pieces_advance(struct plancoll_plan_s *plan, struct pc_transpose *t, bool *done);
+
 int pc_transpose_fused_start(struct plancoll_plan_s *plan, struct pc_transpose *t, const char *in, char *out)
 {
     struct pc_transpose_fused *f = t->fused;
+    if (f->K > 0) return pieces_start(plan, t, in, out);
     f->seq++;
     f->in = in;
     f->out = out;
@@ -349,6 +378,7 @@ static int drain_remote(struct pc_transpose *t, struct pc_transpose_fused *f)
 int pc_transpose_fused_advance(struct plancoll_plan_s *plan, struct pc_transpose *t, bool *done)
 {
     struct pc_transpose_fused *f = t->fused;
+    if (f->K > 0) return pieces_advance(plan, t, done);
     *done = false;
     for (;;) {
         switch (f->phase) {
@@ -400,6 +430,145 @@ int pc_transpose_fused_advance(struct plancoll_plan_s *plan, struct pc_transpose
             return PLANCOLL_SUCCESS;
         }
     }
+}
+
+
+/* ---- pieces ------------------------------------------------------------------------------------------ */
+
+/* Piece k's ready value in execution seq: sequence numbers, never reset, as the whole execution's. */
+static uint64_t piece_ready(const struct pc_transpose_fused *f, int k) { return (f->seq - 1) * (uint64_t)f->K + (uint64_t)k + 1; }
+
+/* Piece k started by the caller and the slot free: the own block straight into out, every other block transposed
+ * into the slot's piece k, published, and one message per other node's rank posted from the slot. */
+static int pack_piece(struct plancoll_plan_s *plan, struct pc_transpose *t, struct pc_transpose_fused *f, int k)
+{
+    const size_t es = t->es;
+    ptrdiff_t lo, pk;
+    pc_piece_bounds(t->ln0, f->K, k, &lo, &pk);
+    char *piece = f->slot[f->me] + (size_t)lo * (size_t)t->n1 * es; /* n1 rows of pk elements */
+    const char *rows = f->in + (size_t)lo * (size_t)t->n1 * es;
+    if (pk > 0)
+        for (int s = 0; s < t->P; s++) {
+            ptrdiff_t c0, nc = rows1(t, s, &c0);
+            if (nc == 0) continue;
+            if (s == t->rank)
+                pc_transpose_local_to(rows + (size_t)c0 * es, (size_t)t->n1, f->out + (size_t)(t->start0 + lo) * es,
+                                      (size_t)t->n0, (size_t)pk, (size_t)nc, es, t->stream_out);
+            else
+                pc_transpose_local_to(rows + (size_t)c0 * es, (size_t)t->n1, piece + (size_t)c0 * (size_t)pk * es,
+                                      (size_t)pk, (size_t)pk, (size_t)nc, es, t->stream_out);
+        }
+    if (f->nloc > 1) atomic_store_explicit(&f->line[f->me]->ready, piece_ready(f, k), memory_order_release);
+    for (int i = 0; i < f->nremote; i++) {
+        int s = f->send_to[i];
+        ptrdiff_t c0, nc = rows1(t, s, &c0);
+        MPI_Request *rq = &f->reqs[(size_t)f->K * (size_t)f->nremote + (size_t)i * (size_t)f->K + (size_t)k];
+        *rq = MPI_REQUEST_NULL;
+        if (nc * pk == 0) continue;
+        PC_MPI_CHECK(MPI_Isend(piece + (size_t)c0 * (size_t)pk * es, (int)(nc * pk), f->unit, s,
+                               pc_tag(plan, PC_TAG_TRANSPOSE_PIECES), plan->comm, rq));
+    }
+    return PLANCOLL_SUCCESS;
+}
+
+/* Copies every node peer's pieces that are posted, in piece order (empty ones need no flag). */
+static void read_peer_pieces(struct pc_transpose *t, struct pc_transpose_fused *f)
+{
+    for (int r = 1; r < f->nloc; r++) {
+        int i = (f->me + r) % f->nloc; /* a rotation: node peers do not all read one slot at once */
+        if (f->peer_pieces[i] == f->K) continue;
+        int q = f->loc[i];
+        while (f->peer_pieces[i] < f->K) {
+            int k = f->peer_pieces[i];
+            ptrdiff_t lo, pk;
+            pc_piece_bounds(t->counts[q], f->K, k, &lo, &pk);
+            if (pk > 0 && t->ln1 > 0) {
+                if (atomic_load_explicit(&f->line[i]->ready, memory_order_acquire) < piece_ready(f, k)) break;
+                ptrdiff_t offset = t->start1 * pk, column = t->starts[q] + lo;
+                pc_transpose_interleave_to(f->slot[i] + (size_t)lo * (size_t)t->n1 * t->es, &offset, &pk, &column, 1,
+                                           f->out, (size_t)t->n0, (size_t)t->ln1, t->es, t->stream_out);
+            }
+            if (++f->peer_pieces[i] == f->K) f->peers_left--;
+        }
+    }
+}
+
+static int pieces_start(struct plancoll_plan_s *plan, struct pc_transpose *t, const char *in, char *out)
+{
+    struct pc_transpose_fused *f = t->fused;
+    const size_t K = (size_t)f->K, nreq = K * (size_t)f->nremote;
+    f->seq++;
+    f->in = in;
+    f->out = out;
+    f->packed_all = true;
+    f->own_in_slot = false;
+    f->last_in_place_reads = false;
+    f->packed = 0;
+    f->slot_taken = f->nloc == 1;
+    f->peers_read = false;
+    memset(f->peer_pieces, 0, sizeof(int) * (size_t)f->nloc);
+    f->peer_pieces[f->me] = f->K; /* the own block is moved by pack_piece */
+    f->peers_left = f->nloc - 1;
+    f->recvs_left = 0;
+    for (size_t i = 0; i < 2 * nreq; i++) f->reqs[i] = MPI_REQUEST_NULL;
+    for (int i = 0; i < f->nremote; i++) {
+        int q = f->recv_from[i];
+        for (int k = 0; k < f->K; k++) {
+            ptrdiff_t lo, pk;
+            pc_piece_bounds(t->counts[q], f->K, k, &lo, &pk);
+            size_t n = (size_t)pk * (size_t)t->ln1;
+            if (n == 0) continue;
+            PC_MPI_CHECK(MPI_Irecv(t->R + (size_t)(t->offsets[q] + lo * t->ln1) * t->es, (int)n, f->unit, q,
+                                   pc_tag(plan, PC_TAG_TRANSPOSE_PIECES), plan->comm, &f->reqs[(size_t)i * K + (size_t)k]));
+            f->recvs_left++;
+        }
+    }
+    f->phase = F_PEERS; /* not F_IDLE: an execution is in progress */
+    bool done;
+    return pieces_advance(plan, t, &done);
+}
+
+static int pieces_advance(struct plancoll_plan_s *plan, struct pc_transpose *t, bool *done)
+{
+    struct pc_transpose_fused *f = t->fused;
+    const int nreq = f->K * f->nremote;
+    *done = false;
+    if (f->phase == F_IDLE) {
+        *done = true;
+        return PLANCOLL_SUCCESS;
+    }
+    if (!f->slot_taken) f->slot_taken = slot_free(f);
+    while (f->slot_taken && f->packed < t->pieces_started) {
+        int err = pack_piece(plan, t, f, f->packed);
+        if (err) return err;
+        f->packed++;
+    }
+    read_peer_pieces(t, f);
+    if (!f->peers_read && f->peers_left == 0) {
+        if (f->nloc > 1) atomic_store_explicit(&f->line[f->me]->done, f->seq, memory_order_release);
+        f->peers_read = true;
+    }
+    while (f->recvs_left > 0) {
+        int n = 0;
+        PC_MPI_CHECK(MPI_Testsome(nreq, f->reqs, &n, f->idx, f->statuses));
+        if (n == MPI_UNDEFINED || n == 0) break;
+        for (int j = 0; j < n; j++) {
+            int i = f->idx[j] / f->K, k = f->idx[j] % f->K, q = f->recv_from[i];
+            ptrdiff_t lo, pk;
+            pc_piece_bounds(t->counts[q], f->K, k, &lo, &pk);
+            ptrdiff_t offset = t->offsets[q] + lo * t->ln1, column = t->starts[q] + lo;
+            pc_transpose_interleave_to(t->R, &offset, &pk, &column, 1, f->out, (size_t)t->n0, (size_t)t->ln1, t->es,
+                                       t->stream_out);
+        }
+        f->recvs_left -= n;
+    }
+    if (f->packed < f->K || !f->peers_read || f->recvs_left > 0) return PLANCOLL_SUCCESS;
+    bool sent = true;
+    int err = nreq > 0 ? pc_test_requests(nreq, f->reqs + nreq, &sent) : PLANCOLL_SUCCESS;
+    if (err || !sent) return err;
+    f->phase = F_IDLE;
+    *done = true;
+    return PLANCOLL_SUCCESS;
 }
 
 int pc_transpose_fused_execute(struct plancoll_plan_s *plan, struct pc_transpose *t, const char *in, char *out)

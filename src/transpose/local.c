@@ -26,6 +26,14 @@ void pc_block_dist(ptrdiff_t n, int P, int rank, ptrdiff_t *local_n, ptrdiff_t *
     *local_n = n - first < b ? n - first : b;
 }
 
+void pc_piece_bounds(ptrdiff_t rows, int K, int k, ptrdiff_t *lo, ptrdiff_t *count)
+{
+    /* rows < 2^31 (a share fits an int) and K <= PLANCOLL_MAX_PIECES: the products fit 64 bits */
+    ptrdiff_t a = (ptrdiff_t)((int64_t)rows * k / K), b = (ptrdiff_t)((int64_t)rows * (k + 1) / K);
+    *lo = a;
+    *count = b - a;
+}
+
 ptrdiff_t pc_transpose_alloc(ptrdiff_t n0, ptrdiff_t n1, int P, int rank)
 {
     ptrdiff_t ln0, s0, ln1, s1;

@@ -16,6 +16,11 @@
 void pc_block_dist(ptrdiff_t n, int P, int rank, ptrdiff_t *local_n, ptrdiff_t *local_start);
 ptrdiff_t pc_block_size(ptrdiff_t n, int P);
 
+/* A transpose in pieces (plancoll_plan_transpose_pieces): piece k of K of a rank's `rows` local input rows is rows
+ * [lo, lo + count), lo = floor(k rows / K): near-equal counts (they differ by at most one), empty pieces when K >
+ * rows. Every rank computes every rank's pieces alike (the receiver sizes its receives with the sender's rows). */
+void pc_piece_bounds(ptrdiff_t rows, int K, int k, ptrdiff_t *lo, ptrdiff_t *count);
+
 /* Elements each rank allocates for in and for out: max(1, local_n0 n1, local_n1 n0), as FFTW. */
 ptrdiff_t pc_transpose_alloc(ptrdiff_t n0, ptrdiff_t n1, int P, int rank);
 

@@ -41,6 +41,10 @@ struct pc_transpose {
     bool stream_out;               /* the passes that write out use streaming stores (choose_stores) */
     double probe_cached_us, probe_stream_us; /* what decided it: a probe pass each way (< 0: not probed) */
     char *run_out;                 /* the started composite execution's output (start, advance) */
+    /* A plan in pieces (plancoll_plan_transpose_pieces): pieces > 0 is its K, 0 an ordinary plan. The execution in
+     * progress has had pieces_started of them started by the caller (fused.c packs and sends those); the next
+     * start begins with pieces_at_start of them (plancoll_start_piece(0): 1; any other start: all). */
+    int pieces, pieces_started, pieces_at_start;
     char name[96];
 };
 

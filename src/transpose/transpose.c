@@ -83,6 +83,7 @@ static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recv
     const char *in;
     char *out;
     data_addresses(t, sendbuf, recvbuf, &in, &out);
+    if (t->pieces > 0) t->pieces_started = t->pieces; /* every piece at once: the ordinary transpose */
     if (t->fused) return pc_transpose_fused_execute(plan, t, in, out);
     if (t->inner) return composite_execute(t, in, out);
     local_execute(t, in, out);
@@ -97,6 +98,11 @@ static int start(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbu
     const char *in;
     char *out;
     data_addresses(t, sendbuf, recvbuf, &in, &out);
+    if (t->pieces > 0) { /* plancoll_start_piece(0) begins with one piece, any other start with all */
+        t->pieces_started = t->pieces_at_start;
+        t->pieces_at_start = t->pieces;
+        if (!t->fused) return PLANCOLL_SUCCESS; /* nothing to move: advance counts the pieces */
+    }
     if (t->fused) return pc_transpose_fused_start(plan, t, in, out);
     if (!t->inner) return execute(plan, sendbuf, recvbuf);
     struct plancoll_plan_s *inner = t->inner;
@@ -118,6 +124,7 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
 {
     struct pc_transpose *t = plan->impl;
     *done = true;
+    if (t->pieces > 0 && !t->fused) *done = t->pieces_started == t->pieces;
     if (t->fused) return pc_transpose_fused_advance(plan, t, done);
     if (!t->inner) return PLANCOLL_SUCCESS;
     int err = t->inner->ops->advance(t->inner, done);
@@ -490,8 +497,42 @@ static int choose_strategy(struct plancoll_plan_s *p, struct pc_transpose *t, MP
 
 static const struct pc_plan_ops transpose_ops;
 
+/* A plan in pieces: the count within bounds, and in and out apart (in place, the output rows written for piece k
+ * would overwrite input rows of later pieces, which the caller may still be writing). */
+static int check_pieces(const struct pc_transpose *t, int pieces, const void *in, const void *out)
+{
+    if (pieces < 1 || pieces > PLANCOLL_MAX_PIECES)
+        return pc_error(PLANCOLL_ERR_COUNT, "a transpose in %d pieces: pieces must be 1 .. %d", pieces,
+                        PLANCOLL_MAX_PIECES);
+    if ((int64_t)pieces * t->P > INT_MAX / 2)
+        return pc_error(PLANCOLL_ERR_OVERFLOW, "a transpose in %d pieces over %d ranks: %d x ranks must stay below %d",
+                        pieces, t->P, pieces, INT_MAX / 2);
+    if ((in == out && in != NULL) ||
+        overlaps(in, t->in_elems * t->es + (size_t)t->lb, out, t->out_elems * t->es + (size_t)t->lb))
+        return pc_error(PLANCOLL_ERR_IN_PLACE,
+                        "a transpose in pieces cannot run in place (in and out overlap): the output written for a piece "
+                        "would overwrite input rows of later pieces; pass a separate out");
+    return PLANCOLL_SUCCESS;
+}
+
+/* A plan in pieces runs the fused strategy only (fused.c, "Pieces"): its slot already holds every block of a
+ * piece contiguously, where the composite's inner alltoall would need one exchange per piece. */
+static int plan_pieces(struct plancoll_plan_s *p, struct pc_transpose *t)
+{
+    choose_stores(t);
+    int err = pc_transpose_fused_setup(p, t);
+    if (err) return err;
+    struct pc_machine_model model;
+    strategy_model(p, &model);
+    t->fused_us = pc_transpose_fused_estimate(p, t, &model);
+    t->strategy = PC_TRANSPOSE_FUSED;
+    t->strategy_by = "a plan in pieces (fused only)";
+    return PLANCOLL_SUCCESS;
+}
+
 int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MPI_Datatype element, void *in,
-                       void *out, MPI_Comm comm, unsigned flags, pc_transpose_plan_exchange plan_collective)
+                       void *out, MPI_Comm comm, unsigned flags, const int *pieces,
+                       pc_transpose_plan_exchange plan_collective)
 {
     p->ops = &transpose_ops;
     struct pc_transpose *t = calloc(1, sizeof *t);
@@ -499,22 +540,28 @@ int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MP
     p->impl = t;
     t->composite_us = t->fused_us = t->composite_measured_us = t->fused_measured_us = -1;
     int local = prepare(p, t, n0, n1, element, in, out);
+    if (!local && pieces) local = check_pieces(t, *pieces, in, out);
+    if (!local && pieces) t->pieces = t->pieces_at_start = *pieces;
     int forced = forced_strategy();
 
     /* One allreduce: did any rank fail, and did every rank pass the same sizes, element size, flags and forced
      * strategy? */
     uint64_t h = PC_HASH_SEED;
-    int64_t sig[5] = {(int64_t)n0, (int64_t)n1, (int64_t)t->es, (int64_t)flags, (int64_t)forced};
+    int64_t sig[6] = {(int64_t)n0, (int64_t)n1, (int64_t)t->es, (int64_t)flags, (int64_t)forced, (int64_t)t->pieces};
     h = pc_hash_bytes(h, sig, sizeof sig);
     uint64_t m[2] = {local ? 0 : h, local ? 0 : ~h};
     int err = pc_agree_failure_max(p->layout, local, m, 2, NULL,
                                    "another rank's transpose arguments were invalid (see its plancoll_error_detail)");
     if (!err && (m[0] != h || m[1] != ~h))
         err = pc_error(PLANCOLL_ERR_MISMATCH,
-                       "ranks passed different transpose sizes, element sizes or flags, or PLANCOLL_ALGORITHM forces "
-                       "different transpose strategies (this rank: %td x %td, %zu-byte elements)",
-                       n0, n1, t->es);
-    if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0)
+                       "ranks passed different transpose sizes, element sizes, flags or pieces, or PLANCOLL_ALGORITHM "
+                       "forces different transpose strategies (this rank: %td x %td, %zu-byte elements, %d pieces)",
+                       n0, n1, t->es, t->pieces);
+    if (!err && t->pieces > 0 && forced == PC_TRANSPOSE_COMPOSITE)
+        err = pc_error(PLANCOLL_ERR_INAPPLICABLE, "a transpose in pieces runs the fused strategy only, and "
+                                                  "PLANCOLL_ALGORITHM forces the composite (or an inner alltoall)");
+    if (!err && t->pieces > 0 && t->n0 > 0 && t->n1 > 0 && t->es > 0) err = plan_pieces(p, t);
+    else if (!err && t->P > 1 && t->n0 > 0 && t->n1 > 0 && t->es > 0)
         err = choose_strategy(p, t, comm, flags, forced, plan_collective);
     if (err) return err;
 
@@ -526,7 +573,8 @@ int pc_transpose_build(struct plancoll_plan_s *p, ptrdiff_t n0, ptrdiff_t n1, MP
         p->measured_us = t->fused_measured_us;
         p->chosen_by = t->strategy_by;
         p->candidates = 2;
-        snprintf(t->name, sizeof t->name, "transpose(fused)");
+        if (t->pieces > 0) snprintf(t->name, sizeof t->name, "transpose(fused, %d pieces)", t->pieces);
+        else snprintf(t->name, sizeof t->name, "transpose(fused)");
     } else if (inner) {
         p->prob = inner->prob;
         p->predicted_us = t->composite_us;
@@ -550,6 +598,7 @@ static int check_buffers(const struct plancoll_plan_s *p, const void *in, const 
         return pc_error(PLANCOLL_ERR_IN_PLACE, "MPI_IN_PLACE is not a transpose buffer: pass in == out to transpose in place");
     if (t->es > 0 && t->in_elems > 0 && !in) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "in is NULL");
     if (t->es > 0 && t->out_elems > 0 && !out) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "out is NULL");
+    if (t->pieces > 0) return check_pieces(t, t->pieces, in, out);
     return PLANCOLL_SUCCESS;
 }
 
@@ -615,6 +664,16 @@ static void fprint(const struct plancoll_plan_s *p, FILE *out)
     if (t->inner)
         fprintf(out, "  scratch     %s send side, private receive side\n",
                 t->S_in_heap ? "node-shared heap (single-copy node-aware exchanges)" : "private");
+    if (t->pieces > 0) {
+        ptrdiff_t lo, most = 0;
+        for (int k = 0; k < t->pieces; k++) {
+            ptrdiff_t c;
+            pc_piece_bounds(t->ln0, t->pieces, k, &lo, &c);
+            if (c > most) most = c;
+        }
+        fprintf(out, "  pieces      %d of this rank's input rows (at most %td rows each), started one by one "
+                     "(plancoll_start_piece)\n", t->pieces, most);
+    }
     fprintf(out, "  in place    %s\n", p->in_place ? "yes (as planned; execute_buffers may differ)" : "no (as planned)");
     fprintf(out, "  executions  %llu\n", p->executions);
     if (t->fused && p->executions > 0)
@@ -625,6 +684,11 @@ static void fprint(const struct plancoll_plan_s *p, FILE *out)
         fprintf(out, "  inner plan:\n");
         t->inner->ops->fprint(t->inner, out);
     }
+}
+
+struct pc_transpose *pc_transpose_of(const struct plancoll_plan_s *p)
+{
+    return p && p->ops == &transpose_ops ? p->impl : NULL;
 }
 
 static const struct pc_plan_ops transpose_ops = {
