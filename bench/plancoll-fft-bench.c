@@ -5,7 +5,9 @@
  *   plancoll:fft2d/transpose(A)         examples/fft2d's computation: FFTW's serial 1D FFTs of the local rows
  *                                       (fftw_plan_many_dft), plancoll_plan_transpose (MEASURE unless --estimate;
  *                                       A is its inner exchange), FFTW's 1D FFTs of the transposed rows
- *   plancoll:fft2d-shared/transpose(A)  the same on buffers from plancoll_malloc (node-shared memory)
+ *   plancoll:fft2d-shared/transpose(A)  the same on buffers from plancoll_malloc (node-shared memory); out of place
+ *                                       the row FFTs write a node-shared scratch and the transpose goes scratch ->
+ *                                       out, so node peers read it in place (one pass; one buffer more than FFTW)
  *   plancoll:fft2d-pieces/K=K/...       the same pipelined (examples/fft2d's second variant): the transpose is a plan
  *                                       in K pieces of input rows (plancoll_plan_transpose_pieces, -k K, default 4);
  *                                       the row FFTs of piece k run, then piece k is started and travels while the
@@ -235,11 +237,16 @@ static int make_pipeline(const struct ctx *c, struct pipeline *p, bool shared, u
     size_t bytes = sizeof(fftw_complex) * (size_t)c->alloc;
     int rc = PLANCOLL_SUCCESS;
     if (shared) {
-        void *in = NULL, *out = NULL;
+        /* out of place, the row FFTs write a node-shared scratch (mid) and the transpose goes mid -> out: node
+         * peers then transpose straight out of each other's scratch, one pass (FFTW's passes would transpose in
+         * place in out, which no plan can do in one pass); one buffer more than FFTW uses */
+        void *in = NULL, *out = NULL, *mid = NULL;
         rc = plancoll_malloc(bytes, c->comm, &in);
         if (rc == PLANCOLL_SUCCESS && !c->in_place) rc = plancoll_malloc(bytes, c->comm, &out);
+        if (rc == PLANCOLL_SUCCESS && !c->in_place) rc = plancoll_malloc(bytes, c->comm, &mid);
         p->in = in;
         p->out = c->in_place ? in : out;
+        p->mid = mid;
         if (rc != PLANCOLL_SUCCESS) return rc;
     } else {
         p->in = fftw_malloc(bytes);
@@ -251,15 +258,16 @@ static int make_pipeline(const struct ctx *c, struct pipeline *p, bool shared, u
     }
     int n = (int)c->n;
     /* FFTW_MEASURE plans overwrite the arrays: the inputs are written after every plan is made */
+    fftw_complex *rows_out = p->mid ? p->mid : p->out;
     if (c->ln0 > 0)
-        p->rows = fftw_plan_many_dft(1, &n, (int)c->ln0, p->in, NULL, 1, n, p->out, NULL, 1, n, FFTW_FORWARD, FFTW_MEASURE);
+        p->rows = fftw_plan_many_dft(1, &n, (int)c->ln0, p->in, NULL, 1, n, rows_out, NULL, 1, n, FFTW_FORWARD, FFTW_MEASURE);
     if (c->ln1 > 0)
         p->cols = fftw_plan_many_dft(1, &n, (int)c->ln1, p->out, NULL, 1, n, p->out, NULL, 1, n, FFTW_FORWARD, FFTW_MEASURE);
     if ((c->ln0 > 0 && !p->rows) || (c->ln1 > 0 && !p->cols)) {
         fprintf(stderr, PROGRAM ": fftw_plan_many_dft failed for n = %td\n", c->n);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    return plancoll_plan_transpose(c->n, c->n, MPI_C_DOUBLE_COMPLEX, p->out, p->out, c->comm, flags, &p->transpose);
+    return plancoll_plan_transpose(c->n, c->n, MPI_C_DOUBLE_COMPLEX, rows_out, p->out, c->comm, flags, &p->transpose);
 }
 
 /* The pipelined variant's buffers (private) and plans: the transpose in K pieces mid -> out, the row FFTs of each
@@ -322,6 +330,7 @@ static void free_pipeline(const struct ctx *c, struct pipeline *p)
     if (p->shared) {
         plancoll_free(p->in);
         if (!c->in_place) plancoll_free(p->out);
+        if (p->mid) plancoll_free(p->mid);
     } else {
         fftw_free(p->in);
         if (!c->in_place) fftw_free(p->out);
