@@ -284,7 +284,8 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
     if (!m || !m->calibrated) return;
     fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us", m->calibration_seconds, m->sync_us,
             m->turn_us);
-    /* the shared-line store rounds (per MiB): which store mode the hierarchical allreduces' estimates favour */
+    /* the shared-line store rounds (per MiB): which store mode the estimates of the plans that
+     * write node-shared areas (hierarchical allreduces, staging alltoalls) favour */
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0)
         fprintf(out, ", stores normal %.3g stream %.3g us/MiB", m->store_normal_us_per_b * 1048576.0,
                 m->store_stream_us_per_b * 1048576.0);

@@ -96,7 +96,8 @@ struct pc_machine_model {
     double turn_us;
 
     /* Rewriting node-shared lines that another rank of the node read last (the hierarchical allreduces' result and
-     * hand-over areas, which the node's ranks copy out every execution): per byte, one round of a rank writing such
+     * hand-over areas, which the node's ranks copy out every execution; the staging areas of the node-aware
+     * alltoalls, alltoall.pap and alltoallv.aggregated, which peers copy out): per byte, one round of a rank writing such
      * an area and its pair copying it out, with ordinary stores (store_normal: each store first fetches its line
      * back from the reader's core) and with streaming stores (store_stream: no fetch, but the reader then misses
      * its caches), for the placement of this communicator's node ranks (calibrate.c). Which is cheaper depends on

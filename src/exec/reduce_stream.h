@@ -1,5 +1,6 @@
 /* Streaming (non-temporal) stores for the writes into node-shared areas (the stores=stream parameter of the
- * hierarchical allreduces, dpml_common.c). An ordinary store into a line that another core read last first fetches
+ * hierarchical allreduces, dpml_common.c, and of the staging alltoalls: the node-aware family's gather into the
+ * segment, node_aware.c; pap's staging slots, pap.c; alltoallv.aggregated's pack, aggregated.c). An ordinary store into a line that another core read last first fetches
  * the line back from that core (a read for ownership); when the two cores share no cache that costs more than the
  * write itself. A streaming store writes the line to memory without fetching it, at the price of the next reader
  * missing its caches. Which is cheaper depends on where the host placed the cores, so calibration measures both
@@ -15,7 +16,11 @@
 #ifndef PC_REDUCE_STREAM_H
 #define PC_REDUCE_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
+
+#include "base/problem.h"
 
 #if defined(__x86_64__) && defined(__SSE2__)
 #define PC_STREAM_STORES 1
@@ -51,5 +56,22 @@ void pc_stream_sum3_u32(const void *a, const void *b, void *out, int n);
 void pc_stream_sum3_u64(const void *a, const void *b, void *out, int n);
 void pc_stream_sum3_c32(const void *a, const void *b, void *out, int n);
 void pc_stream_sum3_c64(const void *a, const void *b, void *out, int n);
+
+/* How many store modes the staging alltoalls (alltoall.leader/mpml/onmpml, alltoall.pap, alltoallv.aggregated)
+ * offer for problem p: both where the build has streaming stores, a node has several ranks (so that what a rank
+ * stages is read by another core) and every rank's types are contiguous (the staging copies are then memcpys;
+ * MPI_Pack writes non-contiguous data with ordinary stores, so the mode would change nothing); else one, ordinary
+ * stores. A forced stores=stream on such a problem runs, with ordinary stores. */
+static inline int pc_staging_store_modes(const struct pc_problem *p)
+{
+    return PC_STREAM_STORES && p->shape.max_ppn > 1 && p->contiguous ? 2 : 1;
+}
+
+/* memcpy, or pc_stream_copy when stream: a staging copy into a node-shared area in the plan's store mode. */
+static inline void pc_stage_copy(bool stream, void *restrict dst, const void *restrict src, size_t bytes)
+{
+    if (stream) pc_stream_copy(dst, src, bytes);
+    else memcpy(dst, src, bytes);
+}
 
 #endif

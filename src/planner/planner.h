@@ -10,7 +10,9 @@
 #include "base/algorithm.h"
 
 #define PC_MAX_CANDIDATES 192
-#define PC_MAX_VARIANTS 64
+/* One algorithm's variants: alltoall.onmpml on nodes of 16 ranks over 2 NUMA domains offers 9 leader placements x 2
+ * transports x 2 store modes x 2 depths = 72 (an algorithm's list is cut at this bound). */
+#define PC_MAX_VARIANTS 128
 
 struct pc_candidate {
     int alg; /* index in the algorithm table */
@@ -73,7 +75,8 @@ int pc_parse_algorithm_list(const struct pc_algorithm_table *algs, const char *t
  * The PC_PARAM_* bits are in base/algorithm.h. */
 /* Values of inter=: the index is pc_params.inter. */
 extern const char *const pc_inter_names[3];
-/* Values of stores= (the hierarchical allreduces' writes into node-shared areas): the index is pc_params.stores. */
+/* Values of stores= (the writes into node-shared areas of the hierarchical allreduces and of the staging alltoalls,
+ * exec/reduce_stream.h): the index is pc_params.stores. */
 extern const char *const pc_stores_names[2];
 struct pc_forced {
     int alg;

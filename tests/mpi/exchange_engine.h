@@ -643,6 +643,15 @@ static int inst_plan(struct inst *in, unsigned flags, const char *forced, int ex
     else
         TL_CHECK(chosen && strncmp(chosen, COLL, prefix) == 0 && chosen[prefix] == '.',
                  "case '%s': the planner chose '%s', not an %s algorithm", in->name, chosen ? chosen : "(null)", COLL);
+    /* A forced store mode (":stores=normal|stream") is the plan's: its spec says so (the planner takes a forced
+     * parameter the algorithm does not know as no parameter at all). */
+    const char *stores = forced ? strstr(forced, ":stores=") : NULL;
+    if (stores) {
+        char spec[256] = "", want[32];
+        snprintf(want, sizeof want, "%.*s", (int)strcspn(stores + 1, ":,"), stores + 1);
+        TL_OK(plancoll_plan_spec(in->plan, spec, sizeof spec));
+        TL_CHECK(strstr(spec, want) != NULL, "case '%s': forced %s but the plan's spec is %s", in->name, forced, spec);
+    }
     inst_check_unchanged(in, &in->send[0], 0, "the send buffer", "planning");
     inst_check_unchanged(in, &in->recv[0], 0, "the receive buffer", "planning");
     record_variant(in->plan);

@@ -278,16 +278,26 @@ int main(int argc, char **argv)
         {"alltoallv.aggregated:leaders=2:transport=put", "alltoallv.aggregated:leaders=2:transport=put",
          PLANCOLL_ESTIMATE, put_cases_b},
     };
+    /* Streaming stores into the node-shared areas (stores=stream, exec/reduce_stream.h), on one node as on several,
+     * over a cross-section of the table: bytes at odd counts, scattered (areas that start and end off a 16-byte
+     * boundary), in place, random, sparse, a hot destination, 1 MiB, a positive lower bound, and a vector type,
+     * which MPI_Pack stages with ordinary stores whatever the mode. */
+    static const int store_cases[] = {1, 2, 5, 11, 13, 17, 20, 24, 8, -1};
+    static const struct run store_runs[] = {
+        {"alltoallv.aggregated:stores=stream", "alltoallv.aggregated:stores=stream", PLANCOLL_ESTIMATE, store_cases},
+    };
     MPI_Comm node;
     int node_size;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
     const bool multi_node = node_size < tl_size; /* the same on every rank: one node holds all or none */
-    struct run runs[MAX_ALGS + 2 + sizeof radix_runs / sizeof radix_runs[0] + sizeof param_runs / sizeof param_runs[0]];
+    struct run runs[MAX_ALGS + 2 + sizeof radix_runs / sizeof radix_runs[0] + sizeof param_runs / sizeof param_runs[0] +
+                    sizeof store_runs / sizeof store_runs[0]];
     int nruns = 0;
     for (int a = 0; a < nalgs; a++) runs[nruns++] = (struct run){algs[a], algs[a], PLANCOLL_ESTIMATE, NULL};
     for (size_t i = 0; i < sizeof radix_runs / sizeof radix_runs[0]; i++) runs[nruns++] = radix_runs[i];
+    for (size_t i = 0; i < sizeof store_runs / sizeof store_runs[0]; i++) runs[nruns++] = store_runs[i];
     for (size_t i = 0; multi_node && i < sizeof param_runs / sizeof param_runs[0]; i++) runs[nruns++] = param_runs[i];
     runs[nruns++] = (struct run){"auto-estimate", NULL, PLANCOLL_ESTIMATE, NULL};
     runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE, NULL};

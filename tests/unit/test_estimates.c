@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "exec/registry.h"
+#include "exec/reduce_stream.h"
 #include "planner/planner.h"
 #include "plancoll.h"
 
@@ -637,6 +638,110 @@ static void test_allreduce_stores(void **state)
     }
 }
 
+/* stores=normal|stream of the staging alltoalls (node_aware.c, pap.c, aggregated.c): the copies into node-shared
+ * staging that another core reads next, priced like the allreduces' by pc_cost_shared_store on the bytes each rank
+ * stages: its whole row into S (node-aware: P m), its n = ppn - 1 blocks into its node peers' slots (pap: n m), its
+ * sends into the node's areas (aggregated: S). Hand-worked on the cases of test_alltoall_node_aware, test_alltoall_pap
+ * and test_alltoallv_aggregated, with the store terms 3e-4 and 1e-4 us/B (a difference of 2e-4 us/B):
+ *   mpml, 2 nodes of 8, m = 8, l = 2: 4.168 + 16 x 8 B x 2e-4 = 4.168 + 0.0256
+ *   onmpml, 3 nodes of 8, m = 8, l = 2: 6.052 + 24 x 8 B x 2e-4 = 6.052 + 0.0384
+ *   pap, one node of 4, m = 512: 2.334 + 3 x 512 B x 2e-4 = 2.334 + 0.3072
+ *   aggregated, one node of 8, S = 4096: 9.092 + 4096 B x 2e-4 = 9.092 + 0.8192 */
+static void test_alltoall_stores(void **state)
+{
+    (void)state;
+    struct {
+        const char *name;
+        struct pc_problem p;
+        struct pc_params params;
+        double base, term;
+    } cases[] = {
+        {"alltoall.mpml", a2a_nodes(2, 8, 8, 16, 8, true, false), {.leaders = 2}, 4.168, 0.0256},
+        {"alltoall.onmpml", a2a_nodes(3, 8, 8, 24, 8, true, false), {.leaders = 2}, 6.052, 0.0384},
+        {"alltoall.pap", a2a(4, 512), {0}, 2.334, 0.3072},
+        {"alltoallv.aggregated", a2av_nodes(1, 8, 8, 8, 4096, 4096, 0), {0}, 9.092, 0.8192},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct pc_params normal = cases[i].params, stream = cases[i].params;
+        normal.stores = 0;
+        stream.stores = 1;
+        const double base = cases[i].base, term = cases[i].term;
+        /* ordinary stores dear (cores far apart): streaming is the cheaper, ordinary pays the difference */
+        double n_far = estimate_stores(cases[i].name, &cases[i].p, normal, 3e-4, 1e-4);
+        double s_far = estimate_stores(cases[i].name, &cases[i].p, stream, 3e-4, 1e-4);
+        /* ordinary stores cheap (cores sharing a cache): the other way round */
+        double n_close = estimate_stores(cases[i].name, &cases[i].p, normal, 1e-4, 3e-4);
+        double s_close = estimate_stores(cases[i].name, &cases[i].p, stream, 1e-4, 3e-4);
+        /* not measured: no term in either mode */
+        double n_none = estimate_stores(cases[i].name, &cases[i].p, normal, 0, 0);
+        double s_none = estimate_stores(cases[i].name, &cases[i].p, stream, 0, 0);
+        if (fabs(n_far - (base + term)) > 1e-9 || fabs(s_far - base) > 1e-9 || fabs(n_close - base) > 1e-9 ||
+            fabs(s_close - (base + term)) > 1e-9 || fabs(n_none - base) > 1e-9 || fabs(s_none - base) > 1e-9)
+            fail_msg("%s: far %.6f / %.6f, close %.6f / %.6f, unmeasured %.6f / %.6f us (normal / stream); by hand "
+                     "base %.6f, term %.6f", cases[i].name, n_far, s_far, n_close, s_close, n_none, s_none, base, term);
+    }
+    /* The planner's choice by the model: among the enumerated candidates of each staging algorithm on contiguous
+     * data, every ordinary-stores candidate has its streaming twin, ranked below it when ordinary stores are dear
+     * and above it when they are cheap; the best candidate of each such algorithm has the cheaper mode. */
+    static const char *const staging[] = {"alltoall.leader", "alltoall.mpml", "alltoall.onmpml", "alltoall.pap",
+                                          "alltoallv.aggregated"};
+    struct pc_problem probs[] = {a2a_nodes(2, 4, 4, 8, 4096, true, false), a2a(3, 65536),
+                                 a2av_nodes(2, 4, 4, 8, 65536, 65536, 32768), a2av_nodes(1, 3, 3, 3, 8192, 8192, 0)};
+    for (size_t q = 0; q < sizeof probs / sizeof probs[0]; q++) {
+        probs[q].contiguous = true;
+        for (int dear = 0; dear < 2; dear++) {
+            struct pc_machine_model m;
+            hand_model(&m);
+            m.store_normal_us_per_b = dear ? 3e-4 : 1e-4;
+            m.store_stream_us_per_b = dear ? 1e-4 : 3e-4;
+            struct pc_candidate c[PC_MAX_CANDIDATES];
+            int n = 0;
+            assert_int_equal(pc_enumerate(pc_registry_table(), &probs[q], NULL, 0, &m, c, PC_MAX_CANDIDATES, &n),
+                             PLANCOLL_SUCCESS);
+            for (size_t a = 0; a < sizeof staging / sizeof staging[0]; a++) {
+                const int alg = pc_registry_find(staging[a]);
+                if (pc_registry_get(alg)->collective != probs[q].coll) continue;
+                int pairs = 0, normals = 0, best = -1;
+                for (int i = 0; i < n; i++) {
+                    if (c[i].alg != alg) continue;
+                    if (best < 0 || c[i].predicted_us < c[best].predicted_us) best = i;
+                    if (c[i].params.stores != 0) continue;
+                    normals++;
+                    for (int j = 0; j < n; j++) {
+                        struct pc_params twin = c[i].params;
+                        twin.stores = 1;
+                        if (c[j].alg != alg || memcmp(&c[j].params, &twin, sizeof twin) != 0) continue;
+                        if (dear ? !(c[j].predicted_us < c[i].predicted_us) : !(c[j].predicted_us > c[i].predicted_us))
+                            fail_msg("problem %zu, dear=%d: %s stream %.4f us, normal %.4f us", q, dear, staging[a],
+                                     c[j].predicted_us, c[i].predicted_us);
+                        pairs++;
+                    }
+                }
+                if (normals == 0 || pairs != (PC_STREAM_STORES ? normals : 0))
+                    fail_msg("problem %zu: %s has %d ordinary-stores candidates and %d streaming twins", q, staging[a],
+                             normals, pairs);
+                if (PC_STREAM_STORES && c[best].params.stores != dear)
+                    fail_msg("problem %zu, dear=%d: %s's best candidate has stores=%d", q, dear, staging[a],
+                             c[best].params.stores);
+            }
+        }
+    }
+    /* Not offered where it cannot matter: non-contiguous data (MPI_Pack writes the staging), single-rank nodes. */
+    struct pc_problem none[] = {a2a_nodes(2, 4, 4, 8, 4096, true, false), a2a_nodes(4, 1, 1, 4, 4096, true, false),
+                                a2av_nodes(1, 3, 3, 3, 8192, 8192, 0)};
+    none[1].contiguous = true; /* contiguous, but every rank alone on its node */
+    for (size_t q = 0; q < sizeof none / sizeof none[0]; q++)
+        for (size_t a = 0; a < sizeof staging / sizeof staging[0]; a++) {
+            const struct pc_algorithm *alg = pc_registry_get(pc_registry_find(staging[a]));
+            if (alg->collective != none[q].coll) continue;
+            struct pc_params v[PC_MAX_VARIANTS];
+            int nv = alg->variants(&none[q], v, PC_MAX_VARIANTS);
+            assert_true(nv > 0);
+            for (int k = 0; k < nv; k++)
+                if (v[k].stores != 0) fail_msg("case %zu: %s offers streaming stores (variant %d)", q, staging[a], k);
+        }
+}
+
 static void test_allreduce_hierarchical_two_nodes(void **state)
 {
     (void)state;
@@ -970,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_busy_hierarchical_allreduce),
         cmocka_unit_test(test_busy_sweep),
         cmocka_unit_test(test_allreduce_stores),
+        cmocka_unit_test(test_alltoall_stores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

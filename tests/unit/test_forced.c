@@ -86,11 +86,14 @@ static void test_enumerate_forced(void **state)
     /* a listed variant */
     assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:placement=numa", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
     assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-    assert_int_equal(n, 2); /* both transports: two nodes */
+    /* each with ordinary stores, then (where the build has them) streaming ones: S per set of the others */
+    const int S = PC_STREAM_STORES ? 2 : 1;
+    assert_int_equal(n, 2 * S); /* both transports: two nodes */
     for (int i = 0; i < n; i++) {
         assert_int_equal(c[i].params.leaders, 2);
         assert_int_equal(c[i].params.placement, 1);
-        assert_int_equal(c[i].params.transport, i);
+        assert_int_equal(c[i].params.transport, i / S);
+        assert_int_equal(c[i].params.stores, i % S);
     }
     /* a value no variant lists (3 leaders, 99 leaders): built from the request */
     assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=3,alltoall.mpml:leaders=99", PC_ALLTOALL, f, 4, &nf),
@@ -102,7 +105,7 @@ static void test_enumerate_forced(void **state)
     /* only a fixed field: every variant matching it */
     assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:placement=first", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
     assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-    assert_int_equal(n, 6); /* leaders 1, 2, 4, each with both transports */
+    assert_int_equal(n, 6 * S); /* leaders 1, 2, 4, each with both transports (and store modes) */
     for (int i = 0; i < n; i++) assert_int_equal(c[i].params.placement, 0);
     /* forced and inapplicable: Bruck on non-contiguous types */
     p.contiguous = false;
@@ -291,6 +294,68 @@ static void test_stores_spec(void **state)
     assert_non_null(strstr(plancoll_error_detail(), "stores=normal|stream"));
 }
 
+/* stores=stream forced on the staging alltoalls (node-aware family, pap, aggregated): parsed, enumerated as exactly
+ * that candidate (one of the algorithm's own variants) and printed back as the same spec; the ordinary-stores form
+ * likewise. On non-contiguous data the mode is not offered but still forceable (it then runs ordinary stores). */
+static void test_staging_stores_spec(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    struct pc_problem a2a = alltoall(3, 1, 3, 3, 1); /* one node of three ranks: 1n3p */
+    struct pc_problem a2av = a2a;
+    a2av.coll = PC_ALLTOALLV;
+    a2av.send_total_bytes = a2av.recv_total_bytes = a2av.max_send_bytes = a2av.max_recv_bytes = 4096;
+    a2av.max_block_bytes = 2048;
+    a2av.nonzero_sends = a2av.max_nonzero_sends = 2;
+    const struct {
+        const char *spec;
+        const struct pc_problem *p;
+        int stores;
+    } runs[] = {
+        {"alltoall.leader:transport=p2p:stores=stream", &a2a, PC_STORES_STREAM},
+        {"alltoall.mpml:leaders=1:placement=first:transport=p2p:stores=stream", &a2a, PC_STORES_STREAM},
+        {"alltoall.onmpml:leaders=1:placement=first:segments=0:transport=p2p:stores=stream", &a2a, PC_STORES_STREAM},
+        {"alltoall.pap:transport=p2p:stores=stream", &a2a, PC_STORES_STREAM},
+        {"alltoall.pap:transport=p2p:stores=normal", &a2a, PC_STORES_NORMAL},
+        {"alltoallv.aggregated:leaders=0:placement=first:segments=0:transport=p2p:stores=stream", &a2av,
+         PC_STORES_STREAM},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        struct pc_forced f[4];
+        int nf = 0, n = 0;
+        assert_int_equal(pc_parse_forced(algs(), runs[i].spec, runs[i].p->coll, f, 4, &nf), PLANCOLL_SUCCESS);
+        assert_int_equal(nf, 1);
+        assert_true(f[0].mask & PC_PARAM_STORES);
+        assert_int_equal(f[0].params.stores, runs[i].stores);
+        struct pc_candidate c[PC_MAX_CANDIDATES];
+        assert_int_equal(pc_enumerate_forced(algs(), runs[i].p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].params.stores, runs[i].stores);
+        char spec[160];
+        pc_spec_format(algs(), c[0].alg, &c[0].params, spec, sizeof spec);
+        if (strcmp(spec, runs[i].spec) != 0) fail_msg("forced %s, printed back as %s", runs[i].spec, spec);
+        /* an offered variant, not one built from the request (where the build has streaming stores) */
+        struct pc_params v[PC_MAX_VARIANTS];
+        int nv = variants_of(pc_registry_get(c[0].alg)->name, runs[i].p, v), listed = 0;
+        for (int k = 0; k < nv; k++) listed += memcmp(&v[k], &c[0].params, sizeof v[k]) == 0;
+        assert_int_equal(listed, PC_STREAM_STORES || runs[i].stores == PC_STORES_NORMAL ? 1 : 0);
+    }
+    /* non-contiguous: only ordinary stores offered; stream forced all the same */
+    struct pc_problem nc = a2a;
+    nc.contiguous = false;
+    struct pc_params v[PC_MAX_VARIANTS];
+    int nv = variants_of("alltoall.pap", &nc, v);
+    for (int k = 0; k < nv; k++) assert_int_equal(v[k].stores, PC_STORES_NORMAL);
+    struct pc_forced f[4];
+    struct pc_candidate c[PC_MAX_CANDIDATES];
+    int nf = 0, n = 0;
+    assert_int_equal(pc_parse_forced(algs(), "alltoall.pap:stores=stream", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
+    assert_int_equal(pc_enumerate_forced(algs(), &nc, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].params.stores, PC_STORES_STREAM);
+}
+
 static void test_allreduce_applicability(void **state)
 {
     (void)state;
@@ -405,9 +470,13 @@ static void test_put_not_offered_oversubscribed(void **state)
         int nf, n;
         assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:transport=put", PC_ALLTOALL, f, 2, &nf), PLANCOLL_SUCCESS);
         assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-        assert_int_equal(n, 1);
-        assert_int_equal(c[0].params.transport, 1);
-        assert_int_equal(c[0].params.leaders, 2);
+        /* offered: the put variants of both store modes; else built from the request (ordinary stores) */
+        assert_int_equal(n, why ? 1 : (PC_STREAM_STORES ? 2 : 1));
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(c[i].params.transport, 1);
+            assert_int_equal(c[i].params.leaders, 2);
+            assert_int_equal(c[i].params.stores, i);
+        }
     }
 }
 
@@ -417,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_parse_inter),
         cmocka_unit_test(test_allreduce_variants),
         cmocka_unit_test(test_stores_spec),
+        cmocka_unit_test(test_staging_stores_spec),
         cmocka_unit_test(test_allreduce_applicability),
         cmocka_unit_test(test_parse_params),   cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),

@@ -15,6 +15,12 @@
  *      3.5 GB/s from 64 KiB blocks up, which made the node-aware forms 4x slower than pap at large blocks.)
  *   4. every rank copies its own node's blocks from S, and its blocks of R[s] as their flags rise
  * Both ends of a node pair use the same leader index (k mod l), so the pairing needs no negotiation.
+ * Stores (parameter stores=normal|stream, exec/reduce_stream.h): the gather's copies into S, which other cores read
+ * next (the node's ranks in step 4, the leaders' sends in step 3), are memcpys or streaming copies (no read for
+ * ownership of lines the readers of the last execution hold; the readers then miss their caches); a rank fences
+ * its streaming stores before the progress flag that publishes them. The scatter writes the caller's private
+ * receive buffer: ordinary stores. Non-contiguous types go through MPI_Pack, ordinary stores in either mode (the
+ * mode is then not offered: pc_staging_store_modes).
  * Transport: point-to-point (Irecv into R, Isend from S), or MPI_Put into the peer node's segment, exposed at
  * plan time in a window locked once (MPI_Win_lock_all). With Put the receiving leader first grants a credit
  * (puts the execution number into the sender's segment) once its node no longer reads R; the sender waits for
@@ -44,10 +50,12 @@
  *   T_sync  = 2 sync_us                 the opening node barrier and the gather barrier / arrival flag
  *             + turns(2 + [N > 1])      their scheduler turns, and the one wait for the posted node-pair messages
  *                                       (cost.h: on an oversubscribed host only)
- *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync
- *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync, T_start = T_end = piece (the first gather and the
- *           last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter).
- * Busy (exec/busy.h; the busiest rank is a leader): T_gather + T_scatter (copies) + ceil((N-1)/l) (2 o: its send
+ *   T_store = shared_store(stores, P m)  the gather's writes into S in the plan's store mode beyond what the copy
+ *                                       terms price (model.h, pc_cost_shared_store: 0 for the cheaper mode)
+ *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync + T_store
+ *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync + T_store, T_start = T_end = piece (the first
+ *           gather and the last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter).
+ * Busy (exec/busy.h; the busiest rank is a leader): T_gather + T_scatter + T_store (copies) + ceil((N-1)/l) (2 o: its send
  *   and receive of each node pair it handles, posted and completed) + with Put 2 o per pair (credit, arrival flag);
  *   T_inter's network time and T_sync are waiting. At most the estimate (pc_na_busy says where the sum exceeds it). */
 #include "exec/alltoall/node_aware.h"
@@ -66,6 +74,7 @@
 #include "shm/segment.h"
 #include "shm/wait.h"
 #include "exec/seg_window.h"
+#include "exec/reduce_stream.h"
 
 /* The caller's send side: its buffer, or the receive buffer in place. */
 struct send_side {
@@ -88,6 +97,7 @@ struct na_state {
     struct pc_segment *seg;
     int first_flag, nflags;
     size_t m;
+    bool stream;           /* the gather writes S with streaming stores (stores=stream, contiguous types) */
     struct row_desc *desc; /* [ppn] */
     char *S, *R;
     size_t *r_off;         /* [N] offset of R[s] in R */
@@ -115,7 +125,8 @@ struct pc_na_config pc_na_config_of(enum pc_na_form form, const struct pc_params
                              .numa_spread = form != PC_NA_LEADER && p->placement == 1,
                              .overlap = form == PC_NA_ONMPML,
                              .depth = form == PC_NA_ONMPML ? p->segments : 0,
-                             .put = p->transport == 1};
+                             .put = p->transport == 1,
+                             .stream = p->stores == PC_STORES_STREAM};
     return c;
 }
 
@@ -160,6 +171,8 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->me = L->node_rank;
     st->l = pc_na_leaders_used(&plan->prob, cfg->leaders);
     st->m = (size_t)plan->prob.block_bytes;
+    /* agreed contiguity: MPI_Pack's writes are ordinary stores whatever the mode (pc_staging_store_modes) */
+    st->stream = cfg->stream && plan->prob.contiguous;
     if (st->m == 0) return PLANCOLL_SUCCESS;
     /* Decided from agreed figures only (the largest node), so every rank refuses alike before any collective. */
     const int64_t most_ppn = plan->prob.shape.max_ppn;
@@ -256,12 +269,13 @@ void pc_na_teardown(struct plancoll_plan_s *plan)
 }
 
 /* ---- moving blocks between the caller's typed buffers and the segment's bytes ---- */
+/* dst is in S: with stream, written by streaming stores (the caller fences before its progress flag). */
 static int load_block(const struct plancoll_plan_s *plan, const void *buf, const struct pc_typeinfo *t, int count, int j,
-                      char *dst, size_t m)
+                      char *dst, size_t m, bool stream)
 {
     const char *src = pc_elem_ptr(buf, t, (MPI_Aint)j * count);
     if (t->contiguous) {
-        memcpy(dst, src + t->true_lb, m);
+        pc_stage_copy(stream, dst, src + t->true_lb, m);
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0;
@@ -307,7 +321,7 @@ static const char *own_block(const struct plancoll_plan_s *plan, const struct na
 /* This rank's block for rank j, copied to its place in S. */
 static int write_block(const struct plancoll_plan_s *plan, const struct na_state *st, const struct send_side *ss, int j)
 {
-    return load_block(plan, ss->buf, ss->t, ss->count, j, st->S + st->s_block[j] * st->m, st->m);
+    return load_block(plan, ss->buf, ss->t, ss->count, j, st->S + st->s_block[j] * st->m, st->m, st->stream);
 }
 
 static int write_row(const struct plancoll_plan_s *plan, const struct na_state *st, const struct send_side *ss)
@@ -525,6 +539,7 @@ static int begin_work(struct plancoll_plan_s *plan, struct na_state *st)
     if (err) return err;
     if (!st->cfg.overlap) {
         if ((err = write_row(plan, st, &st->ss))) return err;
+        if (st->stream) pc_stream_fence(); /* the flag's release store does not order streaming stores */
         pc_flag_post(progress_flag(st, st->me), st->seq * (uint64_t)st->N); /* the whole row: every piece */
         st->phase = NA_GATHERED;
         return PLANCOLL_SUCCESS;
@@ -537,6 +552,7 @@ static int begin_work(struct plancoll_plan_s *plan, struct na_state *st)
         for (int t = 0; t < L->node_sizes[d] && !in_heap; t++) {
             if ((err = write_block(plan, st, &st->ss, rank_of(L, d, t)))) return err;
         }
+        if (st->stream && !in_heap) pc_stream_fence();
         pc_flag_post(progress_flag(st, st->me), base + (uint64_t)k + 1);
     }
     st->phase = NA_LOOP;
@@ -661,14 +677,15 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
                          : pc_cost_net_posted(mm, senders, rounds, pair);
     }
     double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
+    double store = pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m); /* a rank's row into S */
     if (cfg->overlap) {
         double intra = (2.0 * N - 2) * piece;
         /* Overlap needs a free core to progress the network while the node copies; with more ranks than cores
          * there is none: the phases add up, and each of the N - 1 pipelined rounds waits on a flag. */
-        if (p->shape.oversubscribed) return piece + intra + inter + piece + sync + (N - 1) * mm->sync_us;
-        return piece + (intra > inter ? intra : inter) + piece + sync;
+        if (p->shape.oversubscribed) return piece + intra + inter + piece + sync + store + (N - 1) * mm->sync_us;
+        return piece + (intra > inter ? intra : inter) + piece + sync + store;
     }
-    return 2.0 * N * piece + inter + sync;
+    return 2.0 * N * piece + inter + sync + store;
 }
 
 /* Busy (exec/busy.h) of the busiest rank, a leader: its share of the gather and scatter (2N pieces, every form),
@@ -683,7 +700,8 @@ double pc_na_busy(const struct pc_problem *p, const struct pc_na_config *cfg, co
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     const double m = (double)p->block_bytes;
     const int l = pc_na_leaders_used(p, cfg->leaders);
-    double busy = 2.0 * N * pc_cost_shm_copy(mm, 1, ppn, ppn * m);
+    double busy = 2.0 * N * pc_cost_shm_copy(mm, 1, ppn, ppn * m) +
+                  pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m);
     if (N > 1) {
         double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
         busy += rounds * (pc_busy_msg(mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));

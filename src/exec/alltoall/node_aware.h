@@ -13,6 +13,8 @@ struct pc_na_config {
     bool overlap;     /* ONMPML: gather, send, receive and scatter as each piece is ready */
     int depth;        /* ONMPML: sends in flight per leader (0: no limit) */
     bool put;         /* inter-node transport: MPI_Put into the peer node's segment, else MPI_Isend/Irecv */
+    bool stream;      /* stores=stream: the gather writes S with streaming stores (contiguous types), fenced before
+                       * its progress flags (exec/reduce_stream.h) */
 };
 
 int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg);
@@ -85,7 +87,8 @@ static inline double pc_na_busy_form(enum pc_na_form form, const struct pc_probl
     return pc_na_busy(p, &c, m);
 }
 /* Leader counts 1, 2, 4, ... and the smallest node's size; NUMA-spread placement when nodes have domains; both
- * transports when there is more than one node; pipeline depth `depth` on each. */
+ * transports when there is more than one node; both store modes where pc_staging_store_modes offers them; pipeline
+ * depth `depth` on each. */
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);
 
 #endif

@@ -2,7 +2,7 @@
  * leaders post their receives first, send each destination node's blocks as soon as every rank of the node has
  * gathered them (while the rest is still being gathered), keep at most `segments` sends in flight (0: all), and
  * whose ranks scatter each source node's blocks as soon as they land. Parameters: leaders, placement, pipeline
- * depth, transport. Engine node_aware.c; cost pc_na_estimate with overlap. */
+ * depth, transport, stores. Engine node_aware.c; cost pc_na_estimate with overlap. */
 #include "exec/alltoall/node_aware.h"
 #include "exec/steps.h"
 
@@ -30,7 +30,7 @@ const struct pc_algorithm pc_alltoall_onmpml = {
     .name = "alltoall.onmpml",
     .collective = PC_ALLTOALL,
     .summary = "ONMPML: multi-leader with gather, send, receive and scatter overlapped; pipeline depth",
-    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT,
+    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT | PC_PARAM_STORES,
     .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,

@@ -22,6 +22,11 @@
  *   other slot, and s cannot reach k + 2 before j has written its block of k + 1, i.e. finished k. So flag
  *   >= k means "slot k & 1 holds execution k", and no handshake is needed. (A single slot would need an
  *   arrival flag per pair and would make early senders wait for late receivers.)
+ *   Stores (parameter stores=normal|stream, exec/reduce_stream.h): the copy of a block into j's slot, which j reads
+ *   next, is a memcpy or a streaming copy (no read for ownership of the line j read two executions ago; j then
+ *   misses its caches), fenced before flag[s]. j's copy out goes to its private receive buffer: ordinary stores.
+ *   Non-contiguous types are packed by MPI_Pack, ordinary stores in either mode (the mode is then not offered:
+ *   pc_staging_store_modes).
  *
  * Inter-node peers, parameter transport:
  *   0 point-to-point (default): at arrival post one receive per remote source straight into the receive
@@ -66,6 +71,8 @@
  *   transport 0 T = net_posted(ppn, R, m) + L    every rank of the node sends off-node at once, all R
  *                                               messages posted at arrival: one start-up, then R m bytes a stream
  *                                               (model.h: net_concurrent(ppn, R m) + (R - 1) g)
+ *                 + shared_store(stores, n m)   the n blocks written into peers' slots in the plan's store mode,
+ *                                               beyond what the copy terms price (model.h: 0 for the cheaper mode)
  *   either transport, when P > 1: + turns(1)     everything is posted at arrival and waited for once: one
  *                                               scheduler turn on an oversubscribed host (cost.h)
  *   transport 1 T = 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) + shm_copy(1, 1, m)) + L
@@ -89,6 +96,7 @@
 #include "exec/steps.h"
 #include "shm/nomem.h"
 #include "exec/busy.h"
+#include "exec/reduce_stream.h"
 
 enum { PAP_P2P = 0, PAP_PUT = 1 };
 
@@ -96,6 +104,7 @@ struct pap {
     int transport;
     size_t m;          /* bytes per block */
     bool contig;       /* agreed: memcpy everywhere; otherwise MPI_Pack/MPI_Unpack everywhere */
+    bool stream;       /* stores=stream (contiguous types): blocks go into peers' slots by streaming stores */
     uint64_t seq;      /* executions so far: execution k waits for flag value k */
 
     int nremote;
@@ -135,11 +144,12 @@ struct pap {
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    int n = 0;
-    if (n < max) out[n++].transport = PAP_P2P;
+    int n = 0, stores = pc_staging_store_modes(p);
     /* The put transport waits in MPI_Win_flush: offered only where that can be fast and the plan is not started
      * (pc_put_transport_offered; PLANCOLL_ALGORITHM=alltoall.pap:transport=put still forces it). */
-    if (p->contiguous && pc_put_transport_offered(p) && n < max) out[n++].transport = PAP_PUT;
+    int transports = p->contiguous && pc_put_transport_offered(p) ? 2 : 1;
+    for (int t = 0; t < transports; t++)
+        for (int w = 0; w < stores && n < max; w++) out[n++] = (struct pc_params){.transport = t, .stores = w};
     return n;
 }
 
@@ -152,7 +162,8 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     if (n > 0) {
         double staged = pc_cost_shm_copy(mm, 2, ppn, m), signal = pc_cost_shm_copy(mm, 2, ppn, pc_model_sizes[0]);
         if (signal > staged) signal = staged;
-        local += n * staged - (n - 1) * signal;
+        local += n * staged - (n - 1) * signal +
+                 pc_cost_shared_store(mm, params->stores == PC_STORES_STREAM, n * m);
     }
     if (P > 1) local += pc_cost_turns(p, mm, 1);
     if (params->transport == PAP_PUT) {
@@ -174,13 +185,14 @@ static inline char *recv_block(const struct plancoll_plan_s *plan, void *rbuf, i
     return pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)j * plan->recvcount);
 }
 
-/* Packs my outgoing block for rank j into dst (m bytes). */
+/* Packs my outgoing block for rank j into dst (m bytes of a peer's staging slot: in the plan's store mode; the
+ * caller fences before the flag). */
 static int pack_out(const struct plancoll_plan_s *plan, const struct pap *st, const void *sbuf, int j, char *dst)
 {
     if (plan->in_place) {
-        memcpy(dst, st->scratch + (size_t)j * st->m, st->m);
+        pc_stage_copy(st->stream, dst, st->scratch + (size_t)j * st->m, st->m);
     } else if (st->contig) {
-        memcpy(dst, send_block(plan, sbuf, j) + plan->stype.true_lb, st->m);
+        pc_stage_copy(st->stream, dst, send_block(plan, sbuf, j) + plan->stype.true_lb, st->m);
     } else {
         MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
         PC_MPI_CHECK(MPI_Pack_c(send_block(plan, sbuf, j), plan->sendcount, plan->stype.type, dst, (MPI_Count)st->m,
@@ -219,6 +231,7 @@ static int shm_serve(const struct plancoll_plan_s *plan, struct pap *st, const v
 {
     int err = pack_out(plan, st, sbuf, st->loc[j], shm_slot(st, j, k, st->me_loc));
     if (err) return err;
+    if (st->stream) pc_stream_fence(); /* the flag's release store does not order streaming stores */
     pc_flag_post(shm_flag(st, j, st->me_loc), k);
     st->served[st->loc[j]] = 1;
     return PLANCOLL_SUCCESS;
@@ -457,6 +470,7 @@ static int setup(struct plancoll_plan_s *plan)
     st->shm.win = st->rma_win = MPI_WIN_NULL; /* shm.win only as the fallback */
     st->m = (size_t)plan->prob.block_bytes;
     st->contig = plan->prob.contiguous;
+    st->stream = plan->params.stores == PC_STORES_STREAM && st->contig; /* MPI_Pack: ordinary stores */
     if (st->m == 0) return PLANCOLL_SUCCESS; /* nothing moves; no window is needed */
     /* Failures are agreed on before each collective step, so no rank is left waiting in one. */
     int err = agree(plan, setup_local(plan, st), "set-up");
@@ -680,7 +694,10 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     const double P = p->shape.nranks, m = (double)p->block_bytes;
     const int ppn = p->shape.max_ppn;
     const double R = p->shape.nnodes > 1 ? P - p->shape.min_ppn : 0.0, n = ppn - 1;
-    double local = (n > 0 ? n * pc_cost_shm_copy(mm, 2, ppn, m) : 0.0) + pc_cost_shm_copy(mm, 1, 1, m) +
+    double local = (n > 0 ? n * pc_cost_shm_copy(mm, 2, ppn, m) +
+                                pc_cost_shared_store(mm, params->stores == PC_STORES_STREAM, n * m)
+                          : 0.0) +
+                   pc_cost_shm_copy(mm, 1, 1, m) +
                    (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
     if (params->transport == PAP_PUT)
         return local + R * (pc_busy_msg(mm, 1, m) + 2.0 * pc_busy_calls(mm, 1) + pc_cost_shm_copy(mm, 1, 1, m));
@@ -691,7 +708,7 @@ const struct pc_algorithm pc_alltoall_pap = {
     .name = "alltoall.pap",
     .collective = PC_ALLTOALL,
     .summary = "arrival-pattern aware direct alltoall: shared-memory staging, arrived peers served first",
-    .params = PC_PARAM_TRANSPORT,
+    .params = PC_PARAM_TRANSPORT | PC_PARAM_STORES,
     .variants = variants,
     .estimate = estimate,
     .busy = busy,

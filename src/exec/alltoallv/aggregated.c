@@ -23,6 +23,12 @@
  *      below the eager limit when it is small: pc_agg_piece_bytes, parameter segments), or MPI_Put there, flush,
  *      and a put of the arrival flag; the receiver posts the arrival flag of a point-to-point message itself.
  *      Every rank unpacks its node's blocks, then each other node's as its arrival flag rises.
+ * Stores (parameter stores=normal|stream, exec/reduce_stream.h): the pack writes areas that other cores read next
+ * (node peers unpack the intra-node area, leaders send the node-pair areas): memcpys, or streaming copies (no read
+ * for ownership of lines the last execution's readers hold; the readers then miss their caches), fenced before the
+ * pack barrier's flag. The unpack writes the caller's private receive buffer: ordinary stores. Non-contiguous
+ * types go through MPI_Pack, ordinary stores in either mode (the mode is then not offered:
+ * pc_staging_store_modes).
  * Synchronisation: with two sets, the barrier of execution k also proves that nobody still reads set (k+1) mod 2
  * (its readers were in execution k-1), so execution k+1 needs no barrier before packing, as long as no other
  * plan touched the segment in between (pc_segment_claim); otherwise, and with one set, execution k+1 starts with
@@ -36,12 +42,15 @@
  *                                                  (cost.h: on an oversubscribed host only)
  *     + shm_copy(1, ppn, S) + shm_copy(1, ppn, R)  the pack into and the unpack from the segment, every rank of the
  *                                                  node copying at once
+ *     + shared_store(stores, S)                    the pack's writes in the plan's store mode, beyond what the copy
+ *                                                  terms price (model.h: 0 for the cheaper mode)
  *     + [N > 1 and O > 0] J (net_concurrent(min(l, N - 1), B) + put net(8))
  *                                                  the busiest leader's messages while the node's other leaders send
  *                                                  theirs (Put adds a credit / arrival flag per message)
  * The pieces of a message go back to back, their start-ups overlapping: they are not charged apart; nor is a
  * rendezvous round trip (the model has no eager limit).
- * Busy (exec/busy.h; the busiest rank is a leader with J messages): the pack and the unpack (its copies), and per
+ * Busy (exec/busy.h; the busiest rank is a leader with J messages): the pack (with its store term) and the unpack
+ * (its copies), and per
  * message it sends or receives one o for each piece it posts and completes (pc_agg_pieces of B), with Put 3 o
  * (the put, its flush, the arrival flag or credit it puts); the network, the flags and the barrier are waiting. */
 #include "exec/alltoallv/aggregated.h"
@@ -62,6 +71,7 @@
 #include "shm/segment.h"
 #include "exec/seg_window.h"
 #include "exec/steps.h"
+#include "exec/reduce_stream.h"
 
 /* ---------------------------------------- pure arithmetic ---------------------------------------- */
 
@@ -215,6 +225,7 @@ struct agg_state {
     MPI_Request *reqs;   /* every piece of the receives, then of the sends */
     unsigned char *done; /* [nrecv + nsend + nsources] one execution's progress */
     bool put;
+    bool stream; /* stores=stream (contiguous types): the pack writes the set with streaming stores */
     struct pc_seg_window w;
     int me, ppn;             /* node rank, node size: the plan's own barrier */
     uint64_t barriers;       /* this plan's node barriers so far */
@@ -346,6 +357,7 @@ static int setup(struct plancoll_plan_s *plan)
     st->a = L->node_id;
     st->me = L->node_rank;
     st->ppn = L->node_size;
+    st->stream = plan->params.stores == PC_STORES_STREAM && plan->prob.contiguous; /* MPI_Pack: ordinary stores */
     const struct pc_agg_nodes g = {P, N, L->node_of, L->local_rank_of, L->node_sizes, L->node_first, L->node_ranks};
     uint64_t *rows = malloc(sizeof(uint64_t) * 2 * (size_t)P * (size_t)L->node_size);
     uint64_t *pair = calloc((size_t)N * (size_t)N, sizeof(uint64_t)), *area = malloc(sizeof(uint64_t) * 2 * (size_t)N);
@@ -404,12 +416,13 @@ static int setup(struct plancoll_plan_s *plan)
 
 /* ---------------------------------------- execution ---------------------------------------- */
 
-static int pack_block(const struct plancoll_plan_s *plan, const void *buf, int j, char *dst, size_t bytes)
+/* dst is in the node's set: with stream, written by streaming stores (the caller fences before the pack barrier). */
+static int pack_block(const struct plancoll_plan_s *plan, const void *buf, int j, char *dst, size_t bytes, bool stream)
 {
     const struct pc_typeinfo *t = &plan->stype;
     const char *src = pc_elem_ptr(buf, t, plan->sdispls[j]);
     if (t->contiguous) {
-        memcpy(dst, src + t->true_lb, bytes);
+        pc_stage_copy(stream, dst, src + t->true_lb, bytes);
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
@@ -444,7 +457,7 @@ static int pack(const struct plancoll_plan_s *plan, const struct agg_state *st, 
     for (int d = 0; d < plan->size; d++) {
         size_t bytes = (size_t)plan->sendcounts[d] * (size_t)plan->stype.size;
         if (d == plan->rank || bytes == 0) continue;
-        int err = pack_block(plan, buf, d, set + st->pack_off[d], bytes);
+        int err = pack_block(plan, buf, d, set + st->pack_off[d], bytes, st->stream);
         if (err) return err;
     }
     return PLANCOLL_SUCCESS;
@@ -607,6 +620,7 @@ static int agg_step(struct plancoll_plan_s *plan, struct agg_state *st, bool *mo
         if ((err = open_receives(plan, st, set))) return err;
         if ((err = pack(plan, st, plan->in_place ? rbuf : sbuf, set))) return err;
         if ((err = copy_own(plan, sbuf, rbuf))) return err;
+        if (st->stream) pc_stream_fence(); /* the flag's release store does not order streaming stores */
         barrier_arrive(st); /* every area of this node is packed, once all have arrived */
         st->phase = AG_PACKED;
         *moved = true;
@@ -663,20 +677,22 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
 /* ---------------------------------------- planner entry points ---------------------------------------- */
 
 /* Balanced leaders, one leader and two, over point-to-point, and over MPI_Put too where that can be fast and the
- * plan is not started (pc_put_transport_offered; it stays forceable); one variant when nothing crosses nodes. */
+ * plan is not started (pc_put_transport_offered; it stays forceable); one set of those when nothing crosses nodes;
+ * each in both store modes where pc_staging_store_modes offers them. */
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    int n = 0, N = p->shape.nnodes;
+    int n = 0, N = p->shape.nnodes, stores = pc_staging_store_modes(p);
     if (N == 1 || p->max_offnode_bytes == 0) {
-        if (max > 0) out[n++] = (struct pc_params){0};
+        for (int w = 0; w < stores && n < max; w++) out[n++] = (struct pc_params){.stores = w};
         return n;
     }
     int busiest = 2 * (N - 1) < p->shape.max_ppn ? 2 * (N - 1) : p->shape.max_ppn; /* leaders that can be busy */
     const int leaders[] = {0, 1, 2};
     for (int t = 0; t < (pc_put_transport_offered(p) ? 2 : 1); t++)
-        for (int i = 0; i < 3 && n < max; i++) {
+        for (int i = 0; i < 3; i++) {
             if (leaders[i] && leaders[i] >= busiest) continue; /* the same as balanced */
-            out[n++] = (struct pc_params){.leaders = leaders[i], .transport = t};
+            for (int w = 0; w < stores && n < max; w++)
+                out[n++] = (struct pc_params){.leaders = leaders[i], .transport = t, .stores = w};
         }
     return n;
 }
@@ -687,7 +703,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     if (S == 0 && R == 0) return 0;
     double t = 2 * m->sync_us + pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R) +
-               pc_cost_turns(p, m, N > 1 && O > 0 ? 3 : 2);
+               pc_cost_shared_store(m, params->stores == PC_STORES_STREAM, S) + pc_cost_turns(p, m, N > 1 && O > 0 ? 3 : 2);
     if (N > 1 && O > 0) {
         int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
         double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
@@ -703,7 +719,8 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     double S = (double)p->max_send_bytes, R = (double)p->max_recv_bytes, O = (double)p->max_offnode_bytes;
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     if (S == 0 && R == 0) return 0;
-    double t = pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R);
+    double t = pc_cost_shm_copy(m, 1, ppn, S) + pc_cost_shm_copy(m, 1, ppn, R) +
+               pc_cost_shared_store(m, params->stores == PC_STORES_STREAM, S);
     if (N > 1 && O > 0) {
         int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
         double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
@@ -718,7 +735,7 @@ const struct pc_algorithm pc_alltoallv_aggregated = {
     .name = "alltoallv.aggregated",
     .collective = PC_ALLTOALLV,
     .summary = "planned node aggregation: pack into the shared segment, one message per node pair, unpack",
-    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT,
+    .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT | PC_PARAM_STORES,
     .variants = variants,
     .estimate = estimate,
     .busy = busy,
