@@ -116,10 +116,31 @@ double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count,
     return pc_cost_net_concurrent(m, k, count * bytes) + (count - 1) * m->g_us;
 }
 
+const double pc_store_sizes[PC_STORE_SIZES] = {256, 16384, 1048576};
+
 double pc_cost_shared_store(const struct pc_machine_model *m, bool stream, double bytes)
 {
-    const double normal = m->store_normal_us_per_b, streamed = m->store_stream_us_per_b;
+    double normal = m->store_normal_us_per_b, streamed = m->store_stream_us_per_b;
     if (normal <= 0 || streamed <= 0 || bytes <= 0) return 0;
+    bool small = true;
+    for (int i = 0; i < PC_STORE_SIZES - 1; i++)
+        small = small && m->store_small_normal_us_per_b[i] > 0 && m->store_small_stream_us_per_b[i] > 0;
+    if (small && bytes < pc_store_sizes[PC_STORE_SIZES - 1]) {
+        /* the figures at this size: log-linear between the two calibrated sizes around it, the smallest below */
+        double nv[PC_STORE_SIZES], sv[PC_STORE_SIZES];
+        for (int i = 0; i < PC_STORE_SIZES - 1; i++) {
+            nv[i] = m->store_small_normal_us_per_b[i];
+            sv[i] = m->store_small_stream_us_per_b[i];
+        }
+        nv[PC_STORE_SIZES - 1] = normal;
+        sv[PC_STORE_SIZES - 1] = streamed;
+        int i = 0;
+        while (i < PC_STORE_SIZES - 2 && bytes >= pc_store_sizes[i + 1]) i++;
+        double w = (log(bytes) - log(pc_store_sizes[i])) / (log(pc_store_sizes[i + 1]) - log(pc_store_sizes[i]));
+        w = w < 0 ? 0 : w > 1 ? 1 : w;
+        normal = nv[i] + w * (nv[i + 1] - nv[i]);
+        streamed = sv[i] + w * (sv[i + 1] - sv[i]);
+    }
     const double mine = stream ? streamed : normal, other = stream ? normal : streamed;
     return mine > other ? bytes * (mine - other) : 0;
 }
@@ -289,6 +310,10 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0)
         fprintf(out, ", stores normal %.3g stream %.3g us/MiB", m->store_normal_us_per_b * 1048576.0,
                 m->store_stream_us_per_b * 1048576.0);
+    if (m->store_small_normal_us_per_b[0] > 0 && m->store_small_normal_us_per_b[1] > 0)
+        fprintf(out, " (at 256 B: %.3g and %.3g, at 16 KiB: %.3g and %.3g)", m->store_small_normal_us_per_b[0] * 1048576.0,
+                m->store_small_stream_us_per_b[0] * 1048576.0, m->store_small_normal_us_per_b[1] * 1048576.0,
+                m->store_small_stream_us_per_b[1] * 1048576.0);
     const char *word[2] = {"unstable", "clamped"};
     unsigned bits[2] = {m->unstable, m->clamped};
     for (int w = 0; w < 2; w++) {
@@ -357,6 +382,11 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
     /* likewise (older texts lack the line and read back as not measured) */
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0 &&
         append(buf, len, cap, "stores %.17g %.17g\n", m->store_normal_us_per_b, m->store_stream_us_per_b))
+        return -1;
+    if (m->store_small_normal_us_per_b[0] > 0 && m->store_small_stream_us_per_b[0] > 0 &&
+        m->store_small_normal_us_per_b[1] > 0 && m->store_small_stream_us_per_b[1] > 0 &&
+        append(buf, len, cap, "stores_small %.17g %.17g %.17g %.17g\n", m->store_small_normal_us_per_b[0],
+               m->store_small_stream_us_per_b[0], m->store_small_normal_us_per_b[1], m->store_small_stream_us_per_b[1]))
         return -1;
     for (int k = 0; k < m->net_ports && k < PC_MODEL_MAX_PORTS; k++) {
         snprintf(head, sizeof head, "net %d", k + 1);
@@ -553,6 +583,12 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
     } else if (strcmp(key, "stores") == 0) { /* "stores NORMAL STREAM", both per byte and > 0 */
         ok = !read_number(&p, &m->store_normal_us_per_b) && !read_number(&p, &m->store_stream_us_per_b) &&
              m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0;
+    } else if (strcmp(key, "stores_small") == 0) { /* "stores_small N S N S": at 256 B, then at 16 KiB, all > 0 */
+        ok = true;
+        for (int i = 0; i < PC_STORE_SIZES - 1 && ok; i++)
+            ok = !read_number(&p, &m->store_small_normal_us_per_b[i]) &&
+                 !read_number(&p, &m->store_small_stream_us_per_b[i]) && m->store_small_normal_us_per_b[i] > 0 &&
+                 m->store_small_stream_us_per_b[i] > 0;
     } else if (strcmp(key, "transpose") == 0) {
         ok = !read_number(&p, &m->transpose_us_per_b);
     } else if (strcmp(key, "reduce_default") == 0) {

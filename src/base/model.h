@@ -65,6 +65,9 @@ extern const char *const pc_model_check_names[PC_CHECK_COUNT];
  * nothing about the figures; at 128 KiB the line holds (0.9-1.06). */
 #define PC_CHECK_SHM_MSG_BYTES 131072.0
 
+/* Sizes at which the shared-line store rounds are measured (pc_store_sizes). */
+#define PC_STORE_SIZES 3
+
 struct pc_machine_model {
     /* Where the numbers come from: "default" or "calibrated", and the shape they were measured on. */
     bool calibrated;
@@ -104,6 +107,13 @@ struct pc_machine_model {
      * whether the host put the two cores close (sharing a cache) or far apart. 0: not measured (a default model,
      * or a model text from before them): no term (pc_cost_shared_store). */
     double store_normal_us_per_b, store_stream_us_per_b;
+    /* The same round at the smaller sizes of pc_store_sizes (256 B, 16 KiB; the figures above are at the last,
+     * 1 MiB): small areas stay in the two cores' caches with ordinary stores, while a streaming store sends every
+     * line to memory, drains before the flag and leaves the reader a miss, a latency that a per-byte figure at 1 MiB
+     * does not show; so the cheaper kind can differ by size. pc_cost_shared_store interpolates between the sizes
+     * (log-linear in bytes, clamped outside). 0: not measured (a model text from before them): the 1 MiB figures
+     * at every size. */
+    double store_small_normal_us_per_b[PC_STORE_SIZES - 1], store_small_stream_us_per_b[PC_STORE_SIZES - 1];
 
     /* Local transpose of blocks (node-aware packing), per byte. */
     double transpose_us_per_b;
@@ -192,6 +202,9 @@ double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double
  * holds and price the cheaper of the two ways, so the cheaper pays 0 and the other the measured difference
  * bytes x |store_normal - store_stream|. 0 when the model has not measured both. */
 double pc_cost_shared_store(const struct pc_machine_model *m, bool stream, double bytes);
+/* The sizes the store rounds are calibrated at (calibrate.c), smallest first: the model's small figures, then the
+ * 1 MiB ones. */
+extern const double pc_store_sizes[PC_STORE_SIZES];
 /* Reducing `bytes` of predefined (op_id, type_id), or a user op / unknown pair (-1). */
 double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes);
 double pc_cost_transpose(const struct pc_machine_model *m, double bytes);

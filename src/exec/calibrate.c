@@ -446,13 +446,14 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
  * allreduces' pattern (a leader rewrites the result area the node's ranks copied out the execution before; a rank
  * rewrites the hand-over slot its leader read): local ranks 0 and 1 of node 0, pinned to a CPU each as the node's
  * signal is timed (measure_node_p2p), so that the pair sits on two cores as the host placed them. One sample is a
- * round: rank 0 writes STORE_BYTES of its slot (ordinary stores, or streaming ones and SFENCE), posts its flag,
+ * round: rank 0 writes an area of its slot (ordinary stores, or streaming ones and SFENCE), posts its flag,
  * rank 1 copies the slot out to private memory and posts its flag, rank 0 sees it. Both the fetch of each line
  * back from the reader's core (ordinary stores) and the reader's cache misses after streaming stores are in the
  * round, which is what each execution pays. The two modes alternate sample by sample, so that a change of load
- * or placement during the stage hits both alike; per byte. The size is a 1 MiB vector's result area: larger than
- * a core's private caches, as the vectors for which the difference matters. */
-#define STORE_BYTES 1048576
+ * or placement during the stage hits both alike; per byte. At each of pc_store_sizes: 1 MiB (a vector's result area
+ * larger than a core's private caches), 16 KiB and 256 B (which the two cores' caches hold: there an ordinary store's
+ * line comes from the other core's cache, while a streaming store sends it to memory, drains before the flag and
+ * leaves the reader a miss, a latency small staged blocks feel). */
 static int measure_stores(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -461,11 +462,13 @@ static int measure_stores(struct cal *c, struct pc_machine_model *m)
     int err = pc_barrier_wait(L);
     if (err) return err;
     bool mine = L->node_id == 0 && L->node_size >= 2 && L->node_rank <= 1;
-    enum { NORMAL, STREAM, N, REPS = 5 };
+    /* mode = 2 size + kind (kind 0 ordinary, 1 streaming), sizes as pc_store_sizes */
+    enum { N = 2 * PC_STORE_SIZES, REPS = 5 };
     struct series x[N];
     memset(x, 0, sizeof x);
-    bool need[N] = {true, true}, more = true;
-    double stage_t0 = MPI_Wtime(), first = 0, spread[N] = {0, 0};
+    bool need[N], more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread[N];
+    for (int i = 0; i < N; i++) need[i] = true, spread[i] = 0;
     uint64_t seq = c->seq;
     cpu_set_t saved;
     bool pinned = mine && pin_cpu(L->node_rank, &saved);
@@ -481,20 +484,21 @@ static int measure_stores(struct cal *c, struct pc_machine_model *m)
                 }
                 seq++;
                 if (!mine) continue;
+                const size_t bytes = (size_t)pc_store_sizes[mode / 2];
                 double t0 = MPI_Wtime();
                 if (L->node_rank == 0) {
-                    if (mode == STREAM) {
-                        pc_stream_copy(slot, c->priv, STORE_BYTES);
+                    if (mode % 2) {
+                        pc_stream_copy(slot, c->priv, bytes);
                         pc_stream_fence();
                     } else {
-                        memcpy(slot, c->priv, STORE_BYTES);
+                        memcpy(slot, c->priv, bytes);
                     }
                     pc_flag_post(writer, seq);
                     flag_wait_running(L, reader, seq);
-                    if (r >= warm) series_add(&x[mode], (MPI_Wtime() - t0) * 1e6 / STORE_BYTES);
+                    if (r >= warm) series_add(&x[mode], (MPI_Wtime() - t0) * 1e6 / (double)bytes);
                 } else {
                     flag_wait_running(L, writer, seq);
-                    memcpy(c->priv2, slot, STORE_BYTES);
+                    memcpy(c->priv2, slot, bytes);
                     pc_flag_post(reader, seq);
                 }
             }
@@ -505,8 +509,12 @@ static int measure_stores(struct cal *c, struct pc_machine_model *m)
     if (err) return err;
     c->seq = seq + 1;
     if (!mine || L->node_rank != 0) return PLANCOLL_SUCCESS;
-    m->store_normal_us_per_b = series_figure(&x[NORMAL]);
-    m->store_stream_us_per_b = series_figure(&x[STREAM]);
+    for (int i = 0; i < PC_STORE_SIZES - 1; i++) {
+        m->store_small_normal_us_per_b[i] = series_figure(&x[2 * i]);
+        m->store_small_stream_us_per_b[i] = series_figure(&x[2 * i + 1]);
+    }
+    m->store_normal_us_per_b = series_figure(&x[2 * PC_STORE_SIZES - 2]);
+    m->store_stream_us_per_b = series_figure(&x[2 * PC_STORE_SIZES - 1]);
     return PLANCOLL_SUCCESS;
 }
 
@@ -744,7 +752,7 @@ enum {
     V_NET = PC_MODEL_MAX_PORTS * PC_MODEL_NSIZES,
     V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
-    V_SCALARS = 11,
+    V_SCALARS = 15,
     V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
 };
 
@@ -765,6 +773,10 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     s[8] = m->turn_us;
     s[9] = m->store_normal_us_per_b;
     s[10] = m->store_stream_us_per_b;
+    s[11] = m->store_small_normal_us_per_b[0];
+    s[12] = m->store_small_stream_us_per_b[0];
+    s[13] = m->store_small_normal_us_per_b[1];
+    s[14] = m->store_small_stream_us_per_b[1];
     double *sp = s + V_SCALARS;
     memcpy(sp, m->net_spread, sizeof m->net_spread);
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
@@ -788,6 +800,10 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     m->turn_us = s[8];
     m->store_normal_us_per_b = s[9];
     m->store_stream_us_per_b = s[10];
+    m->store_small_normal_us_per_b[0] = s[11];
+    m->store_small_stream_us_per_b[0] = s[12];
+    m->store_small_normal_us_per_b[1] = s[13];
+    m->store_small_stream_us_per_b[1] = s[14];
     const double *sp = s + V_SCALARS;
     memcpy(m->net_spread, sp, sizeof m->net_spread);
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
@@ -888,6 +904,8 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
     if (L->node_sizes[0] >= 2 && meas.store_normal_us_per_b > 0 && meas.store_stream_us_per_b > 0) {
         m->store_normal_us_per_b = meas.store_normal_us_per_b;
         m->store_stream_us_per_b = meas.store_stream_us_per_b;
+        memcpy(m->store_small_normal_us_per_b, meas.store_small_normal_us_per_b, sizeof m->store_small_normal_us_per_b);
+        memcpy(m->store_small_stream_us_per_b, meas.store_small_stream_us_per_b, sizeof m->store_small_stream_us_per_b);
     }
     memcpy(m->shm_time, meas.shm_time, sizeof m->shm_time);
     memcpy(m->shm_spread, meas.shm_spread, sizeof m->shm_spread);

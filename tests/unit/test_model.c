@@ -416,11 +416,60 @@ static void test_stores_round_trip(void **state)
     assert_int_equal(pc_model_parse_line(&old, "stores 1e-4 1e-4 1e-4", err, sizeof err), -1);
 }
 
+/* The store rounds at three sizes: the text carries the 256 B and 16 KiB pairs on a line of their own (older texts
+ * without it read as not measured, and the 1 MiB pair then holds at every size), and the cost interpolates between
+ * the sizes (log-linear in bytes, the smallest's figures below it). */
+static void test_stores_by_size(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    pc_model_default(&a);
+    /* 256 B: ordinary 2^-14, streaming 5 2^-14 us/B; 16 KiB: ordinary 2^-14, streaming 3 2^-14; 1 MiB: ordinary
+     * 3 2^-14, streaming 2^-14 */
+    const double u = 6.103515625e-05;
+    a.store_small_normal_us_per_b[0] = u;
+    a.store_small_stream_us_per_b[0] = 5 * u;
+    a.store_small_normal_us_per_b[1] = u;
+    a.store_small_stream_us_per_b[1] = 3 * u;
+    a.store_normal_us_per_b = 3 * u;
+    a.store_stream_us_per_b = u;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\nstores_small 6.103515625e-05 0.00030517578125 6.103515625e-05 0.00018310546875\n"));
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
+    free(buf);
+    assert_true(b.store_small_normal_us_per_b[0] == u && b.store_small_stream_us_per_b[0] == 5 * u &&
+                b.store_small_normal_us_per_b[1] == u && b.store_small_stream_us_per_b[1] == 3 * u);
+    /* at 256 B and below streaming pays 4u per byte more: 256 B -> 1/16 us, 64 B -> 1/64 us; ordinary nothing */
+    assert_true(fabs(pc_cost_shared_store(&a, true, 256) - 0.0625) < 1e-12);
+    assert_true(fabs(pc_cost_shared_store(&a, true, 64) - 0.015625) < 1e-12);
+    assert_true(pc_cost_shared_store(&a, false, 256) == 0);
+    /* half way from 256 B to 16 KiB in log size (2 KiB): streaming 4u, ordinary u: 2048 x 3u = 0.375 us */
+    assert_true(fabs(pc_cost_shared_store(&a, true, 2048) - 0.375) < 1e-12);
+    /* at 16 KiB: 2u x 16384 = 2 us */
+    assert_true(fabs(pc_cost_shared_store(&a, true, 16384) - 2.0) < 1e-12);
+    /* at 1 MiB and above ordinary pays 2u per byte: 1048576 B -> 128 us */
+    assert_true(fabs(pc_cost_shared_store(&a, false, 1048576) - 128.0) < 1e-9);
+    assert_true(pc_cost_shared_store(&a, true, 1048576) == 0);
+    /* half way from 16 KiB to 1 MiB (128 KiB) both are 2u: no term either way */
+    assert_true(fabs(pc_cost_shared_store(&a, false, 131072)) < 1e-9 && fabs(pc_cost_shared_store(&a, true, 131072)) < 1e-9);
+    /* without the small pairs, the 1 MiB pair at every size */
+    memset(a.store_small_normal_us_per_b, 0, sizeof a.store_small_normal_us_per_b);
+    assert_true(fabs(pc_cost_shared_store(&a, false, 1024) - 0.125) < 1e-12);
+    assert_int_equal(pc_model_parse_line(&b, "stores_small 1e-4 1e-4 1e-4", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "stores_small 1e-4 1e-4 0 1e-4", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_turn_round_trip), cmocka_unit_test(test_stores_round_trip),
+        cmocka_unit_test(test_stores_by_size),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
         cmocka_unit_test(test_running_cost), cmocka_unit_test(test_check_decision),
