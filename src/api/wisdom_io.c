@@ -415,6 +415,14 @@ static int check_algorithms(const struct pc_wisdom_set *s, char *msg, size_t msg
 {
     for (int i = 0; i < s->nrecords; i++) {
         const struct pc_wisdom_entry *e = &s->records[i];
+        if (strncmp(e->key, "transpose:", 10) == 0) { /* a transpose's strategy (src/transpose) */
+            if (pc_transpose_strategy_index(e->algorithm) < 0) {
+                snprintf(msg, msglen, "the record of %.100s names '%s', which is not a transpose strategy "
+                                      "(transpose.fused, transpose.composite)", e->key, e->algorithm);
+                return PLANCOLL_ERR_WISDOM_FORMAT;
+            }
+            continue;
+        }
         int idx = pc_registry_find(e->algorithm);
         const struct pc_algorithm *a = idx >= 0 ? pc_registry_get(idx) : NULL;
         const char *coll = a ? pc_collective_name(a->collective) : "";

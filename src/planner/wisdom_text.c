@@ -408,12 +408,14 @@ static bool valid_name(const char *s, size_t max)
     return true;
 }
 
-/* Problem keys: a collective's name, ':', then printable characters without blanks. */
+/* Problem keys: a collective's name (or "transpose", a transpose's strategy decision), ':', then printable
+ * characters without blanks. */
 static bool valid_key(const char *s, size_t max)
 {
     size_t n = strlen(s);
     if (n == 0 || n >= max) return false;
-    if (strncmp(s, "alltoall:", 9) != 0 && strncmp(s, "alltoallv:", 10) != 0 && strncmp(s, "allreduce:", 10) != 0)
+    if (strncmp(s, "alltoall:", 9) != 0 && strncmp(s, "alltoallv:", 10) != 0 && strncmp(s, "allreduce:", 10) != 0 &&
+        strncmp(s, "transpose:", 10) != 0)
         return false;
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f) return false;
@@ -426,7 +428,7 @@ static int parse_record(struct parser *ps, char *rest, struct pc_wisdom_entry *e
     char *key = next_token(&rest), *alg = key ? next_token(&rest) : NULL;
     if (!key || !alg) return bad(ps, "a record needs a problem key and an algorithm");
     if (!valid_key(key, sizeof e->key))
-        return bad(ps, "'%.60s' is not a problem key (alltoall:..., alltoallv:... or allreduce:..., printable, under %zu characters)",
+        return bad(ps, "'%.60s' is not a problem key (alltoall:..., alltoallv:..., allreduce:... or transpose:..., printable, under %zu characters)",
                    key, sizeof e->key);
     if (!valid_name(alg, sizeof e->algorithm)) return bad(ps, "'%.60s' is not an algorithm name", alg);
     memcpy(e->key, key, strlen(key) + 1);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/sizes.h"
 #include "base/model.h"
@@ -439,6 +440,48 @@ static void strategy_model(const struct plancoll_plan_s *p, struct pc_machine_mo
     else pc_default_model(m);
 }
 
+/* The wisdom key of this transpose's strategy decision (wisdom/FORMAT.md: a record whose algorithm is
+ * transpose.fused or transpose.composite): the shape as the collectives' keys give it, the matrix and element size. */
+static void strategy_key(const struct plancoll_plan_s *p, const struct pc_transpose *t, char *buf, size_t len)
+{
+    const struct pc_shape *s = &p->prob.shape;
+    snprintf(buf, len, "transpose:P=%d:nodes=%d:ppn=%d-%d:n0=%td:n1=%td:elem=%zu", s->nranks, s->nnodes, s->min_ppn,
+             s->max_ppn, t->n0, t->n1, t->es);
+}
+
+static const char *const strategy_names[2] = {"transpose.composite", "transpose.fused"};
+
+/* The strategy this process's wisdom holds for the transpose (at the plan's rigor or above), agreed over the ranks:
+ * *known is it when every rank holds the same, else -1. Collective (one allreduce). */
+static int strategy_from_wisdom(struct plancoll_plan_s *p, const struct pc_transpose *t, unsigned flags, int *known)
+{
+    char key[160];
+    strategy_key(p, t, key, sizeof key);
+    const struct pc_wisdom_entry *e = pc_wisdom_lookup(key, flags);
+    int mine = e ? pc_transpose_strategy_index(e->algorithm) : -1;
+    int v[2] = {mine, -mine}, all[2];
+    int err = pc_allreduce_wait(p->layout, v, all, 2, MPI_INT, MPI_MAX);
+    if (err) return err;
+    *known = all[0] == -all[1] ? all[0] : -1; /* max == min: the same on every rank */
+    return PLANCOLL_SUCCESS;
+}
+
+/* MEASURE's decision as wisdom, as the collectives' decisions are (plancoll_export_wisdom writes it). */
+static void remember_strategy(const struct plancoll_plan_s *p, const struct pc_transpose *t, unsigned flags,
+                              enum pc_transpose_strategy pick)
+{
+    struct pc_wisdom_entry e;
+    memset(&e, 0, sizeof e);
+    strategy_key(p, t, e.key, sizeof e.key);
+    snprintf(e.algorithm, sizeof e.algorithm, "%s", strategy_names[pick]);
+    snprintf(e.runner_up, sizeof e.runner_up, "%s", strategy_names[!pick]);
+    e.measured_us = pick == PC_TRANSPOSE_FUSED ? t->fused_measured_us : t->composite_measured_us;
+    e.runner_up_us = pick == PC_TRANSPOSE_FUSED ? t->composite_measured_us : t->fused_measured_us;
+    e.rigor = flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE);
+    e.decided_at = (long long)time(NULL);
+    if (pc_wisdom_store(&e) != PLANCOLL_SUCCESS) pc_clear_error(); /* no room: the next plan measures again */
+}
+
 /* Builds the candidates (the composite's inner plan, the fused state), predicts them, times them under MEASURE,
  * keeps one and frees the other. Collective; every rank decides alike. */
 static int choose_strategy(struct plancoll_plan_s *p, struct pc_transpose *t, MPI_Comm comm, unsigned flags,
@@ -472,10 +515,21 @@ static int choose_strategy(struct plancoll_plan_s *p, struct pc_transpose *t, MP
     if (!t->fused || !t->inner) {
         pick = t->fused ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
         t->strategy_by = forced >= 0 ? "forced (PLANCOLL_ALGORITHM)" : "only candidate";
-    } else if (flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE)) {
-        if ((err = measure_strategies(p, t))) return err;
-        pick = t->fused_measured_us <= t->composite_measured_us ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
-        t->strategy_by = "measured";
+    } else if (flags & (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY)) {
+        int known = -1;
+        if ((err = strategy_from_wisdom(p, t, flags, &known))) return err;
+        if (known >= 0) {
+            pick = (enum pc_transpose_strategy)known;
+            t->strategy_by = "wisdom";
+        } else if (flags & PLANCOLL_WISDOM_ONLY) {
+            pick = t->fused_us <= t->composite_us ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
+            t->strategy_by = "model (no wisdom for the strategy)";
+        } else {
+            if ((err = measure_strategies(p, t))) return err;
+            pick = t->fused_measured_us <= t->composite_measured_us ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
+            t->strategy_by = "measured";
+            remember_strategy(p, t, flags, pick);
+        }
     } else {
         pick = t->fused_us <= t->composite_us ? PC_TRANSPOSE_FUSED : PC_TRANSPOSE_COMPOSITE;
         t->strategy_by = "model";

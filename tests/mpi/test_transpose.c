@@ -199,6 +199,50 @@ static void run_case(MPI_Comm comm, ptrdiff_t n0, ptrdiff_t n1, const struct ele
     if (in_place) buffer_free(&out2);
 }
 
+/* MEASURE's strategy decision is wisdom: a second plan of the shape takes it without timing, the exported text
+ * carries it as a transpose record, and it survives forget + import; an imported record naming no strategy is
+ * refused. (The shape was planned with MEASURE just before, so the process holds the decision.) */
+static void strategy_wisdom(ptrdiff_t n0, ptrdiff_t n1)
+{
+    if (tl_size < 2) return;
+    ptrdiff_t alloc = plancoll_local_size_transposed(n0, n1, MPI_COMM_WORLD, NULL, NULL, NULL, NULL);
+    char *in = calloc((size_t)alloc, 16), *out = calloc((size_t)alloc, 16), text[4096];
+    plancoll_plan p = NULL;
+    TL_OK(plancoll_plan_transpose(n0, n1, MPI_C_DOUBLE_COMPLEX, in, out, MPI_COMM_WORLD, PLANCOLL_MEASURE, &p));
+    plan_text(p, text, sizeof text);
+    TL_CHECK(strstr(text, "chosen by   wisdom") != NULL, "the second MEASURE plan did not take the strategy from wisdom:\n%s",
+             text);
+    TL_OK(plancoll_destroy_plan(&p));
+    char *w = NULL;
+    TL_OK(plancoll_export_wisdom_to_string(&w, MPI_COMM_WORLD));
+    char key[128];
+    snprintf(key, sizeof key, "transpose:P=%d:", tl_size);
+    TL_CHECK(w && strstr(w, key) && (strstr(w, "transpose.fused") || strstr(w, "transpose.composite")),
+             "exported wisdom has no transpose record for %s", key);
+    TL_OK(plancoll_forget_wisdom());
+    if (w) TL_OK(plancoll_import_wisdom_from_string(w, MPI_COMM_WORLD));
+    TL_OK(plancoll_plan_transpose(n0, n1, MPI_C_DOUBLE_COMPLEX, in, out, MPI_COMM_WORLD, PLANCOLL_MEASURE, &p));
+    plan_text(p, text, sizeof text);
+    TL_CHECK(strstr(text, "chosen by   wisdom") != NULL, "the strategy was not taken from imported wisdom:\n%s", text);
+    TL_OK(plancoll_destroy_plan(&p));
+    /* a record that names something else under a transpose key is an edited file: refused, nothing changes */
+    char *rec = w ? strstr(w, "record transpose:") : NULL;
+    char *alg = rec ? strchr(rec + 7, ' ') : NULL;
+    if (alg) {
+        alg++; /* the record's algorithm: transpose.fused or transpose.composite, replaced by transpose.bogus */
+        size_t old_len = strcspn(alg, " \n"), new_len = strlen("transpose.bogus");
+        memmove(alg + new_len, alg + old_len, strlen(alg + old_len) + 1);
+        memcpy(alg, "transpose.bogus", new_len);
+        int rc = plancoll_import_wisdom_from_string(w, MPI_COMM_WORLD);
+        TL_CHECK(rc == PLANCOLL_ERR_WISDOM_FORMAT, "a transpose record naming 'transpose.bogus' was imported: %d", rc);
+    } else {
+        TL_CHECK(0, "no transpose record in the exported wisdom");
+    }
+    free(w);
+    free(in);
+    free(out);
+}
+
 /* plancoll_local_size_transposed: the ranks' shares tile [0, n) in rank order, each at most ceil(n/P), all full
  * before the first short one; ranks without rows report start 0. */
 static void check_distribution(MPI_Comm comm)
@@ -494,6 +538,7 @@ int main(int argc, char **argv)
     tl_force(NULL);
     plancoll_forget_wisdom();
     run_case(MPI_COMM_WORLD, 8 * tl_size, 16 * tl_size + 1, &complex_e, false, PLANCOLL_MEASURE, NULL);
+    strategy_wisdom(8 * tl_size, 16 * tl_size + 1);
     if (tl_rank == 0) printf("transpose fused strategy forced, on shared buffers, and MEASURE: %.2f s\n", MPI_Wtime() - t0);
 
     t0 = MPI_Wtime();
