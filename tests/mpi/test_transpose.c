@@ -358,6 +358,14 @@ static void bad_input(void)
     failed_everywhere(rc, PLANCOLL_ERR_COMM, true, "MPI_COMM_NULL");
     rc = plancoll_plan_transpose(n, n, MPI_DOUBLE, in, out, MPI_COMM_WORLD, 0, NULL);
     failed_everywhere(rc, PLANCOLL_ERR_NULL_PLAN, true, "NULL plan pointer");
+    if (tl_size > 1) {
+        /* a strategy forced on rank 0 only (PLANCOLL_ALGORITHM differs across ranks): every rank refuses */
+        if (tl_rank == 0) setenv("PLANCOLL_ALGORITHM", "transpose.fused", 1);
+        rc = plancoll_plan_transpose(n, n, MPI_DOUBLE, in, out, MPI_COMM_WORLD, 0, &p);
+        if (tl_rank == 0) unsetenv("PLANCOLL_ALGORITHM");
+        failed_everywhere(rc, PLANCOLL_ERR_MISMATCH, true, "transpose.fused forced on rank 0 only");
+        if (rc == PLANCOLL_SUCCESS) plancoll_destroy_plan(&p);
+    }
     for (ptrdiff_t i = 0; i < alloc; i++) {
         unsigned char *b = (unsigned char *)&out[i];
         for (size_t k = 0; k < sizeof(double); k++)
