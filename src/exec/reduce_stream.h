@@ -21,23 +21,11 @@
 #include <string.h>
 
 #include "base/problem.h"
-
-#if defined(__x86_64__) && defined(__SSE2__)
-#define PC_STREAM_STORES 1
-#else
-#define PC_STREAM_STORES 0
-#endif
+#include "base/stream_copy.h" /* PC_STREAM_STORES, pc_stream_copy, pc_stream_fence */
 
 /* The values of pc_params.stores. */
 enum pc_store_mode { PC_STORES_NORMAL = 0, PC_STORES_STREAM = 1 };
 
-/* Orders every streaming store of this thread before the stores that follow (SFENCE); a compiler barrier where
- * there are no streaming stores. */
-void pc_stream_fence(void);
-
-/* memcpy(dst, src, bytes) with streaming stores into dst (ordinary ones for the part before dst's first 16-byte
- * boundary and after its last). dst and src do not overlap. */
-void pc_stream_copy(void *restrict dst, const void *restrict src, size_t bytes);
 
 /* out[i] = a[i] op b[i] for i < n (n elements of ext bytes), written with streaming stores, the result bit for bit
  * that of fast3(a, b, out, n): each block of elements is computed by fast3 itself into a buffer that stays in L1 and

@@ -1,13 +1,12 @@
 /* The pure parts of the distributed transpose: distribution, block layout, local passes, cost. See local.h. */
 #include "transpose/local.h"
 
+#include "base/stream_copy.h"
+
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__SSE2__)
+#if PC_STREAM_STORES
 #include <emmintrin.h>
-#define PC_TRANSPOSE_STREAM 1
-#else
-#define PC_TRANSPOSE_STREAM 0
 #endif
 
 /* ceil(n / P) without forming n + P - 1, which overflows for n near PTRDIFF_MAX */
@@ -117,7 +116,7 @@ static void direct_tiles(const char *src, size_t sld, char *dst, size_t dld, siz
                 char *d = dst + (j * dld + i0) * es;
                 const char *s = src + (i0 * sld + j) * es;
                 const size_t step = sld * es;
-#if PC_TRANSPOSE_STREAM
+#if PC_STREAM_STORES
                 if (stream && es == 16) {
                     for (size_t i = 0; i < ni; i++, d += 16, s += step)
                         _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
@@ -139,12 +138,10 @@ static void direct_tiles(const char *src, size_t sld, char *dst, size_t dld, siz
             }
         }
     }
-#if PC_TRANSPOSE_STREAM
-    if (stream) _mm_sfence();
-#endif
+    if (stream) pc_stream_fence();
 }
 
-bool pc_transpose_can_stream(size_t es) { return PC_TRANSPOSE_STREAM && (es == 8 || es == 16); }
+bool pc_transpose_can_stream(size_t es) { return PC_STREAM_STORES && (es == 8 || es == 16); }
 
 void pc_transpose_local(const void *src, size_t sld, void *dst, size_t dld, size_t rows, size_t cols, size_t es)
 {
@@ -184,31 +181,14 @@ void pc_transpose_local_to(const void *src_, size_t sld, void *dst_, size_t dld,
     }
 }
 
-void pc_copy_run(void *dst_, const void *src_, size_t bytes, bool stream)
+void pc_copy_run(void *dst, const void *src, size_t bytes, bool stream)
 {
-    char *dst = dst_;
-    const char *src = src_;
-#if PC_TRANSPOSE_STREAM
-    if (stream && bytes >= 64) {
-        size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-        memcpy(dst, src, head);
-        dst += head, src += head, bytes -= head;
-        for (; bytes >= 16; bytes -= 16, dst += 16, src += 16)
-            _mm_stream_si128((__m128i *)(void *)dst, _mm_loadu_si128((const __m128i *)(const void *)src));
-        memcpy(dst, src, bytes);
-        return;
-    }
-#endif
-    (void)stream;
-    memcpy(dst, src, bytes);
+    /* runs shorter than a cache line gain nothing from streaming */
+    if (stream && PC_STREAM_STORES && bytes >= 64) pc_stream_copy(dst, src, bytes);
+    else memcpy(dst, src, bytes);
 }
 
-void pc_stores_fence(void)
-{
-#if PC_TRANSPOSE_STREAM
-    _mm_sfence();
-#endif
-}
+void pc_stores_fence(void) { pc_stream_fence(); }
 
 void pc_transpose_interleave(const void *src, const ptrdiff_t *offsets, const ptrdiff_t *counts,
                              const ptrdiff_t *starts, int P, void *dst, size_t dld, size_t ln1, size_t es)
