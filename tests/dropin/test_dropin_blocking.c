@@ -197,29 +197,6 @@ static void alltoallv_cases(void)
 
 /* ---- allreduce --------------------------------------------------------------------------------------- */
 
-/* Rank r's element k for an allreduce with op `op` (ints: SUM below 2^20 per rank, MAX over the full
- * positive range, BAND with two bits cleared; floats and doubles of both signs, not exact sums). */
-static void ar_input(MPI_Datatype base, MPI_Op op, int r, long k, unsigned iter, void *at)
-{
-    uint32_t v = dc_value(r, -1, k, iter);
-    if (base == MPI_INT) {
-        int x;
-        if (op == MPI_BAND)
-            x = (int)(0xffffffffU ^ (1U << (v % 32)) ^ (1U << ((v >> 5) % 32)));
-        else if (op == MPI_MAX)
-            x = (int)(v & 0x7fffffff);
-        else
-            x = (int)(v & 0xfffff);
-        memcpy(at, &x, sizeof x);
-    } else if (base == MPI_FLOAT) {
-        float x = (float)((int)(v % 2001) - 1000) / 7.0f;
-        memcpy(at, &x, sizeof x);
-    } else {
-        double x = (double)((int)(v % 20001) - 10000) / 7.0;
-        memcpy(at, &x, sizeof x);
-    }
-}
-
 static MPI_Op user_op_xor;
 static void xor_fn(void *in, void *inout, int *len, MPI_Datatype *t)
 {
@@ -247,73 +224,13 @@ static void allreduce_once(MPI_Comm comm, MPI_Datatype base, MPI_Op op, const ch
     size_t bytes = (size_t)count * (size_t)size;
     int in_place = ip(me, s);
     unsigned char *in = dc_alloc(bytes, DC_FILLER), *out = dc_alloc(bytes, DC_SENTINEL);
-    for (long k = 0; k < count; k++) ar_input(base, op, me, k, iter, (in_place ? out : in) + k * size);
+    for (long k = 0; k < count; k++)
+        dc_allreduce_input(base, op, me, k, iter, (in_place ? out : in) + k * size);
     DH_MPI(MPI_Allreduce(in_place ? MPI_IN_PLACE : in, out, count, base, op, comm));
     char label[200];
     snprintf(label, sizeof label, "allreduce %s %d x %s %s%s", what, count, base == MPI_INT ? "MPI_INT" :
              base == MPI_FLOAT ? "MPI_FLOAT" : "MPI_DOUBLE", opname, in_place ? " (in place here)" : "");
-    if (base == MPI_INT) {
-        unsigned char *want = dc_alloc(bytes, DC_SENTINEL);
-        for (long k = 0; k < count; k++) {
-            int acc = 0;
-            for (int r = 0; r < n; r++) {
-                int x;
-                ar_input(base, op, r, k, iter, &x);
-                if (r == 0) acc = x;
-                else if (op == MPI_SUM) acc += x;
-                else if (op == MPI_MAX) acc = x > acc ? x : acc;
-                else if (op == MPI_BAND) acc &= x;
-                else acc ^= x; /* the user op */
-            }
-            memcpy(want + k * size, &acc, sizeof acc);
-        }
-        dc_compare(out, want, bytes + 64, label, iter);
-        free(want);
-    } else {
-        /* recursive summation in any order is within gamma_(n-1) sum|x| of the exact sum; the reference is
-         * summed in long double (64-bit mantissa), whose own error the bound also allows */
-        double u = base == MPI_FLOAT ? FLT_EPSILON / 2 : DBL_EPSILON / 2;
-        double gamma = (n - 1) * u / (1 - (n - 1) * u) + n * (double)LDBL_EPSILON;
-        long bad = 0;
-        for (long k = 0; k < count; k++) {
-            long double exact = 0, mag = 0;
-            for (int r = 0; r < n; r++) {
-                double x;
-                if (base == MPI_FLOAT) {
-                    float f;
-                    ar_input(base, op, r, k, iter, &f);
-                    x = f;
-                } else {
-                    ar_input(base, op, r, k, iter, &x);
-                }
-                exact += x;
-                mag += fabsl((long double)x);
-            }
-            double got;
-            if (base == MPI_FLOAT) {
-                float f;
-                memcpy(&f, out + k * size, sizeof f);
-                got = f;
-            } else {
-                memcpy(&got, out + k * size, sizeof got);
-            }
-            /* a float result also carries the rounding of the exact sum to float */
-            double err = fabs((double)((long double)got - exact));
-            double bound = gamma * (double)mag + (base == MPI_FLOAT ? u * fabs((double)exact) : 0);
-            if (!(err <= bound)) {
-                if (bad++ == 0)
-                    DH_CHECK(0, "%s (iteration %u): element %ld is %.17g, exact %.17Lg, error %.3g > bound %.3g",
-                             label, iter, k, got, exact, err, bound);
-            }
-        }
-        DH_CHECK(bad == 0, "%s (iteration %u): %ld elements out of bounds", label, iter, bad);
-        /* the sentinel past the end untouched */
-        unsigned char tail[64];
-        memset(tail, DC_SENTINEL, sizeof tail);
-        dc_compare(out + bytes, tail, sizeof tail, label, iter);
-        DH_CHECK(dh_same_everywhere(out, (int)bytes, comm), "%s (iteration %u): ranks' results differ in bits",
-                 label, iter);
-    }
+    dc_allreduce_check(comm, base, op, count, out, iter, label);
     free(in);
     free(out);
 }
