@@ -5,6 +5,10 @@ set -euo pipefail
 # reference 2D transform; meson builds the example only when fftw3 is found, and installing it here makes CI
 # build and run it.
 packages=(mpich libmpich-dev libhwloc-dev libnuma-dev libcmocka-dev meson ninja-build pkg-config libfftw3-dev)
+# gfortran: the drop-in layer's Fortran test (tests/dropin/test_dropin_fortran*.f90, built with MPICH's Fortran
+# library) proves that Fortran programs' collectives reach the layer; meson builds it only when a Fortran compiler
+# is found, and installing it here makes CI build and run it.
+packages+=(gfortran)
 # clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
 packages+=(clang)
 missing=()
