@@ -245,7 +245,7 @@ static void allreduce_cases(void)
         int count;
     } shapes[] = {{MPI_INT, MPI_SUM, "SUM", 7},       {MPI_INT, MPI_MAX, "MAX", 3},
                   {MPI_INT, MPI_BAND, "BAND", 5},     {MPI_DOUBLE, MPI_SUM, "SUM", 9},
-                  {MPI_FLOAT, MPI_SUM, "SUM", 4},     {MPI_DOUBLE, MPI_SUM, "SUM", 5000},
+                  {MPI_FLOAT, MPI_SUM, "SUM", 4},     {MPI_DOUBLE, MPI_SUM, "SUM", 2000},
                   {MPI_INT, user_op_xor, "user-xor", 6}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int i = 0; i < R; i++)
