@@ -320,13 +320,75 @@ __attribute__((constructor)) static void register_blocking(void) { pcd_on_releas
 
 /* ---- Helpers ------------------------------------------------------------------------------------------- */
 
+/* ---- Signatures of named types without MPI calls -------------------------------------------------------- *
+ * pcd_type_signature asks MPI four questions about a named type (envelope, size, extent, true extent): about 80 ns
+ * per call in MPICH, most of the layer's cost on a small call. Named types never change, so their signatures (and
+ * base sizes) are kept here, in a table keyed by handle, filled on first use; derived types go to
+ * pcd_type_signature (which keeps its analysis on the type). */
+struct named_sig {
+    MPI_Datatype type;
+    bool used;
+    struct pcd_signature sig;
+    int size;
+};
+enum { NAMED_SLOTS = 256 };
+static struct named_sig named[NAMED_SLOTS];
+static bool named_ready;
+
+static size_t named_index(MPI_Datatype t) { return (size_t)(mix(0, handle_bits(&t, sizeof t)) & (NAMED_SLOTS - 1)); }
+
+static void named_fill(void) {
+    const MPI_Datatype types[] = {
+        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED,
+        MPI_LONG, MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE,
+        MPI_C_BOOL, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+        MPI_UINT64_T, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, MPI_AINT, MPI_OFFSET,
+        MPI_COUNT, MPI_WCHAR, MPI_INTEGER, MPI_REAL, MPI_DOUBLE_PRECISION, MPI_COMPLEX, MPI_DOUBLE_COMPLEX,
+        MPI_LOGICAL, MPI_CHARACTER, MPI_2INT, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT,
+        MPI_LONG_DOUBLE_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER, MPI_PACKED};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        struct pcd_signature sig;
+        int size;
+        /* MPI_DATATYPE_NULL stands for types this MPI was built without (Fortran ones) */
+        if (types[i] == MPI_DATATYPE_NULL || !pcd_type_signature(types[i], &sig) ||
+            PMPI_Type_size(sig.base, &size) != MPI_SUCCESS)
+            continue;
+        size_t j = named_index(types[i]);
+        while (named[j].used && named[j].type != types[i]) j = (j + 1) & (NAMED_SLOTS - 1);
+        named[j] = (struct named_sig){.type = types[i], .used = true, .sig = sig, .size = size};
+    }
+    named_ready = true;
+}
+
+static const struct named_sig *named_find(MPI_Datatype t) {
+    for (size_t j = named_index(t);; j = (j + 1) & (NAMED_SLOTS - 1)) {
+        if (!named[j].used) return NULL;
+        if (named[j].type == t) return &named[j];
+    }
+}
+
+/* pcd_type_signature, and the size of the base type, with no MPI call for named types. */
+static bool signature(MPI_Datatype t, struct pcd_signature *sig, int *base_size) {
+    if (!named_ready) named_fill();
+    const struct named_sig *n = named_find(t);
+    if (n != NULL) {
+        *sig = n->sig;
+        *base_size = n->size;
+        return true;
+    }
+    if (!pcd_type_signature(t, sig)) return false;
+    n = named_find(sig->base);
+    if (n != NULL) *base_size = n->size;
+    else if (PMPI_Type_size(sig->base, base_size) != MPI_SUCCESS) return false;
+    return true;
+}
+
 /* MPI's pair types of one base (MPI_2INT is defined as two MPI_INT) have the signature of their base twice: an
  * alltoall may send MPI_2INT where another rank receives MPI_INT pairs. Sizes in bytes are compared, so this only
  * matters for the report's names; kept for the size. */
 static bool block_bytes(MPI_Datatype t, int count, struct pcd_signature *sig, MPI_Count *bytes) {
-    if (!pcd_type_signature(t, sig)) return false;
     int size;
-    if (PMPI_Type_size(sig->base, &size) != MPI_SUCCESS) return false;
+    if (!signature(t, sig, &size)) return false;
     *bytes = (MPI_Count)count * sig->elements * size;
     return true;
 }
@@ -519,6 +581,17 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return rc;
 }
 
+/* Whether op is one of MPI's predefined reduction ops. pcd_op_name compares a dozen handles; the last predefined op
+ * seen is remembered (predefined handles are constants, so that answer never goes stale; a user op never is: its
+ * handle may be freed and reused). */
+static bool predefined_op(MPI_Op op) {
+    static MPI_Op last = MPI_OP_NULL;
+    if (op == last && op != MPI_OP_NULL) return true;
+    if (strcmp(pcd_op_name(op), "user_op") == 0) return false;
+    last = op;
+    return true;
+}
+
 /* ---- MPI_Allreduce ----------------------------------------------------------------------------------- */
 
 /* Runs an allreduce plan (made in place, on pack_bytes bytes) on the call's buffers. */
@@ -553,10 +626,8 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
      * ops go to MPI: an op handle freed and created again names another function on one rank and not on another,
      * and MPI_Op_free is local, so no collective can drop the plans made with it. */
     int base_size = 0;
-    const bool takeable = (c == NULL || !c->intercomm) && count > 0 && pcd_type_signature(datatype, &sig) &&
-                          strcmp(pcd_op_name(op), "user_op") != 0 &&
-                          (key.n = (MPI_Count)count * sig.elements) <= INT_MAX && key.n > 0 &&
-                          PMPI_Type_size(sig.base, &base_size) == MPI_SUCCESS;
+    const bool takeable = (c == NULL || !c->intercomm) && count > 0 && signature(datatype, &sig, &base_size) &&
+                          predefined_op(op) && (key.n = (MPI_Count)count * sig.elements) <= INT_MAX && key.n > 0;
     key.sbase = takeable ? sig.base : MPI_DATATYPE_NULL;
     key.hash = mix(mix(mix(COLL_ALLREDUCE, (uint64_t)key.n), handle_bits(&key.sbase, sizeof key.sbase)),
                    handle_bits(&op, sizeof op));
@@ -637,8 +708,9 @@ static bool alltoallv_key(const int sendcounts[], const int sdispls[], MPI_Datat
                           const int rdispls[], MPI_Datatype recvtype, bool in_place, int p, int *scratch,
                           struct shape *key) {
     struct pcd_signature ss = {0}, rs;
-    if (recvcounts == NULL || rdispls == NULL || !pcd_type_signature(recvtype, &rs) || !rs.contiguous) return false;
-    if (!in_place && (sendcounts == NULL || sdispls == NULL || !pcd_type_signature(sendtype, &ss) || !ss.contiguous))
+    int size;
+    if (recvcounts == NULL || rdispls == NULL || !signature(recvtype, &rs, &size) || !rs.contiguous) return false;
+    if (!in_place && (sendcounts == NULL || sdispls == NULL || !signature(sendtype, &ss, &size) || !ss.contiguous))
         return false;
     key->coll = COLL_ALLTOALLV;
     key->in_place = in_place;
