@@ -496,8 +496,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
      * given on all ranks or none), so no rank plans while another calls MPI. */
     const bool takeable = (c == NULL || !c->intercomm) && recvcount > 0 &&
                           block_bytes(recvtype, recvcount, &rsig, &key.n) && key.n <= INT_MAX &&
-                          (in_place || (sendcount >= 0 && block_bytes(sendtype, sendcount, &ssig, &sbytes) &&
-                                        sbytes == key.n));
+                          (in_place || (sendbuf != recvbuf && sendcount >= 0 &&
+                                        block_bytes(sendtype, sendcount, &ssig, &sbytes) && sbytes == key.n));
     struct cache *k = NULL;
     struct shape *s = NULL;
     bool fresh;
@@ -627,7 +627,9 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
      * ops go to MPI: an op handle freed and created again names another function on one rank and not on another,
      * and MPI_Op_free is local, so no collective can drop the plans made with it. */
     int base_size = 0;
-    const bool takeable = (c == NULL || !c->intercomm) && count > 0 && signature(datatype, &sig, &base_size) &&
+    /* sendbuf == recvbuf (not MPI_IN_PLACE) is erroneous, and MPICH reports it: MPI's to judge. */
+    const bool takeable = (c == NULL || !c->intercomm) && count > 0 && (in_place || sendbuf != recvbuf) &&
+                          signature(datatype, &sig, &base_size) &&
                           predefined_op(op) && (key.n = (MPI_Count)count * sig.elements) <= INT_MAX && key.n > 0;
     key.sbase = takeable ? sig.base : MPI_DATATYPE_NULL;
     key.hash = mix(mix(mix(COLL_ALLREDUCE, (uint64_t)key.n), handle_bits(&key.sbase, sizeof key.sbase)),
@@ -820,7 +822,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
             return rc;
         k->v_calls = 1; /* the communicator's first alltoallv: every rank counts it */
         int *scratch = key_scratch(c->size);
-        if (scratch && alltoallv_key(sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, in_place,
+        if (scratch && (in_place || sendbuf != recvbuf) && alltoallv_key(sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, in_place,
                                      c->size, scratch, &key) &&
             (s = lookup(k, &k->local, &key, c->size, c->size, &fresh)) != NULL) {
             s->calls++;
@@ -834,7 +836,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
      * included, MPI judges them after) still votes, against. */
     const uint64_t idx = k->v_calls++;
     int *scratch = key_scratch(c->size);
-    if (scratch && alltoallv_key(sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, in_place, c->size,
+    if (scratch && (in_place || sendbuf != recvbuf) && alltoallv_key(sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, in_place, c->size,
                                  scratch, &key))
         s = lookup(k, &k->local, &key, c->size, c->size, &fresh);
     if (s) s->calls++;
