@@ -169,9 +169,7 @@ static bool same_key(const struct shape *a, const struct shape *b, int p) {
 /* The shape of key in t (moved to the front of the LRU), or a new one (NULL without memory: the call then goes to
  * MPI; in the agreed table that would be a rank-local decision, so a failed allocation is treated like any other
  * rank-local failure of a correct program: see docs/dropin.md, Limits). */
-static struct shape *lookup(struct cache *k, struct table *t, const struct shape *key, int p, int comm_size,
-                            bool *fresh) {
-    *fresh = false;
+static struct shape *lookup(struct cache *k, struct table *t, const struct shape *key, int p, int comm_size) {
     for (struct shape *s = t->buckets[key->hash & (t->nbuckets - 1)]; s; s = s->bucket_next)
         if (s->hash == key->hash && same_key(s, key, p)) {
             if (t->lru.lru_next != s) {
@@ -225,7 +223,6 @@ static struct shape *lookup(struct cache *k, struct table *t, const struct shape
         }
         s->stats = pcd_stats_get(coll_names[key->coll], comm_size, name);
     }
-    *fresh = true;
     return s;
 }
 
@@ -383,9 +380,8 @@ static bool signature(MPI_Datatype t, struct pcd_signature *sig, int *base_size)
     return true;
 }
 
-/* MPI's pair types of one base (MPI_2INT is defined as two MPI_INT) have the signature of their base twice: an
- * alltoall may send MPI_2INT where another rank receives MPI_INT pairs. Sizes in bytes are compared, so this only
- * matters for the report's names; kept for the size. */
+/* The size in bytes of count items of t (the alltoall key: sizes are what MPI makes agree, whatever base types the
+ * ranks use: MPI_2INT against pairs of MPI_INT, MPI_PACKED or MPI_BYTE against anything), and t's signature. */
 static bool block_bytes(MPI_Datatype t, int count, struct pcd_signature *sig, MPI_Count *bytes) {
     int size;
     if (!signature(t, sig, &size)) return false;
@@ -500,20 +496,19 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                                         block_bytes(sendtype, sendcount, &ssig, &sbytes) && sbytes == key.n));
     struct cache *k = NULL;
     struct shape *s = NULL;
-    bool fresh;
     key.hash = mix(mix(COLL_ALLTOALL, (uint64_t)key.n), in_place);
     if (takeable) {
         key.name_base = rsig.base;
         key.name_elems = (MPI_Count)recvcount * rsig.elements;
     }
     if (c == NULL || !takeable || (k = cache_of(c)) == NULL ||
-        (s = lookup(k, &k->agreed, &key, c->size, c->size, &fresh)) == NULL) {
+        (s = lookup(k, &k->agreed, &key, c->size, c->size)) == NULL) {
         /* A communicator's first call goes to MPI and only then gets state (an invalid handle is MPI's to judge);
          * it is counted, so its shape is planned at the same call on every rank. */
         double t0 = c == NULL && pcd_settings.report != PCD_REPORT_NONE ? pcd_now() : -1.0;
         int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         if (c == NULL && rc == MPI_SUCCESS && takeable && (c = pcd_comm_create(comm)) != NULL && !c->intercomm &&
-            (k = cache_of(c)) != NULL && (s = lookup(k, &k->agreed, &key, c->size, c->size, &fresh)) != NULL) {
+            (k = cache_of(c)) != NULL && (s = lookup(k, &k->agreed, &key, c->size, c->size)) != NULL) {
             s->calls++;
             pcd_stats_call(s->stats, false, s->stats ? pcd_now() - t0 : -1.0);
         }
@@ -636,13 +631,12 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                    handle_bits(&op, sizeof op));
     struct cache *k = NULL;
     struct shape *s = NULL;
-    bool fresh;
     if (c == NULL || !takeable || (k = cache_of(c)) == NULL ||
-        (s = lookup(k, &k->agreed, &key, c->size, c->size, &fresh)) == NULL) {
+        (s = lookup(k, &k->agreed, &key, c->size, c->size)) == NULL) {
         double t0 = c == NULL && pcd_settings.report != PCD_REPORT_NONE ? pcd_now() : -1.0;
         int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
         if (c == NULL && rc == MPI_SUCCESS && takeable && (c = pcd_comm_create(comm)) != NULL && !c->intercomm &&
-            (k = cache_of(c)) != NULL && (s = lookup(k, &k->agreed, &key, c->size, c->size, &fresh)) != NULL) {
+            (k = cache_of(c)) != NULL && (s = lookup(k, &k->agreed, &key, c->size, c->size)) != NULL) {
             s->calls++;
             pcd_stats_call(s->stats, false, s->stats ? pcd_now() - t0 : -1.0);
         }
@@ -814,7 +808,6 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     const bool in_place = sendbuf == MPI_IN_PLACE;
     struct cache *k;
     struct shape key, *s = NULL;
-    bool fresh;
     if (c == NULL) {
         double t0 = pcd_settings.report != PCD_REPORT_NONE ? pcd_now() : -1.0;
         int rc = PASS_ALLTOALLV();
@@ -824,7 +817,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         int *scratch = key_scratch(c->size);
         if (scratch && (in_place || sendbuf != recvbuf) && alltoallv_key(sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, in_place,
                                      c->size, scratch, &key) &&
-            (s = lookup(k, &k->local, &key, c->size, c->size, &fresh)) != NULL) {
+            (s = lookup(k, &k->local, &key, c->size, c->size)) != NULL) {
             s->calls++;
             pcd_stats_call(s->stats, false, s->stats ? pcd_now() - t0 : -1.0);
         }
@@ -838,7 +831,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     int *scratch = key_scratch(c->size);
     if (scratch && (in_place || sendbuf != recvbuf) && alltoallv_key(sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, in_place, c->size,
                                  scratch, &key))
-        s = lookup(k, &k->local, &key, c->size, c->size, &fresh);
+        s = lookup(k, &k->local, &key, c->size, c->size);
     if (s) s->calls++;
     struct pcd_stats *st = s ? s->stats : NULL;
     double t0 = now_if(st);
