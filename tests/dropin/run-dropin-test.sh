@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run-dropin-test.sh [--launcher PLANCOLL_RUN] [--expect COLL[,COLL...]] [--bad-env] NP CLIQUES[:block] PROGRAM [ARGS...]
+# run-dropin-test.sh [--launcher PLANCOLL_RUN] [--expect COLL[,COLL...]] [--layer-env VAR=VALUE]... [--bad-env]
+#                    NP CLIQUES[:block] PROGRAM [ARGS...]
 #
 # Runs a plain-MPI test program (tests/dropin) on NP ranks and CLIQUES emulated nodes with tests/mpi/run-mpi-test.sh
 # (same layouts, same verdict rule, same tolerance of the MPICH/UCX tcp finalize hang) twice:
@@ -11,6 +12,7 @@
 # With --bad-env, two more runs under the layer with a bad environment must still PASS (the layer turns itself
 # off and passes every call to MPI) and print the "plancoll-dropin:" message: PLANCOLL_DROPIN_AFTER=abc, and
 # PLANCOLL_DROPIN_AFTER differing across ranks (rank r gets r+1, set from hydra's PMI_RANK by a wrapper).
+# --layer-env sets a variable for the second run only (e.g. PLANCOLL_DROPIN_MAX_PLANS=1: evictions).
 # The layer: --launcher PATH (the build tree's src/dropin/plancoll-run), else $PLANCOLL_RUN.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,11 +20,13 @@ mpi_runner=$here/../mpi/run-mpi-test.sh
 launcher=${PLANCOLL_RUN:-}
 expect=""
 bad_env=0
+layer_env=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --launcher) launcher=$2; shift 2 ;;
     --expect) expect=$2; shift 2 ;;
     --bad-env) bad_env=1; shift ;;
+    --layer-env) layer_env+=("$2"); shift 2 ;;
     *) break ;;
   esac
 done
@@ -44,9 +48,10 @@ failed=0
 echo "== plain MPI"
 "$mpi_runner" "$np" "$cliques" "$@" || { echo "run-dropin-test: FAIL without the layer"; failed=1; }
 
-echo "== under the layer ($launcher)"
+echo "== under the layer ($launcher) ${layer_env[*]+${layer_env[*]}}"
 report=$tmp/report
-PLANCOLL_DROPIN_REPORT=$report "$mpi_runner" "$np" "$cliques" "$launcher" "$@" >"$tmp/out" 2>&1
+env ${layer_env[@]+"${layer_env[@]}"} PLANCOLL_DROPIN_REPORT="$report" "$mpi_runner" "$np" "$cliques" "$launcher" "$@" \
+  >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
 if [ $rc -ne 0 ]; then echo "run-dropin-test: FAIL under the layer"; failed=1; fi
