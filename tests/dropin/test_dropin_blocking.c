@@ -17,7 +17,7 @@
  * - sub-communicators (odd/even split with the rank order reversed every other cycle, and a dup) used
  *   interleaved, freed and created again between calls: MPI reuses the freed handles, so a layer that keyed
  *   its cache by handle and did not drop a freed communicator's plans runs a stale plan;
- * - MPI_COMM_SELF.
+ * - MPI_COMM_SELF, and an intercommunicator between the even and the odd ranks (MPI's meaning, passed through).
  * Alltoall and alltoallv are checked byte for byte against images built from the pattern (dropin_common.h);
  * integer allreduces exactly; float and double sums bit-identical on every rank and within (P-1) u sum|x| of
  * the exact sum. */
@@ -254,7 +254,8 @@ static void allreduce_cases(void)
     /* alternating: same count, another type */
     for (int i = 0; i < 8; i++)
         allreduce_once(MPI_COMM_WORLD, i % 2 ? MPI_DOUBLE : MPI_INT, MPI_SUM, "SUM", 7, ip_never, i, "alternating");
-    for (int i = 0; i < R; i++) allreduce_once(MPI_COMM_WORLD, MPI_DOUBLE, MPI_SUM, "SUM", 11, ip_always, i, "in place");
+    for (int i = 0; i < R; i++)
+        allreduce_once(MPI_COMM_WORLD, MPI_DOUBLE, MPI_SUM, "SUM", 11, ip_always, i, "in place");
     for (int i = 0; i < R; i++)
         allreduce_once(MPI_COMM_WORLD, MPI_INT, MPI_SUM, "SUM", 11, ip_odd, i, "in place on odd ranks");
     for (int i = 0; i < R + 2; i++)
@@ -291,6 +292,59 @@ static void communicator_cases(void)
     }
 }
 
+/* An intercommunicator between the even and the odd ranks: calls the layer must pass to MPI unchanged (issue 18,
+ * item 3), with MPI's intercommunicator meaning (a process receives from the other group only). */
+static void intercommunicator_cases(void)
+{
+    if (dh_size < 2) return;
+    int color = dh_rank % 2;
+    MPI_Comm half, inter;
+    DH_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, dh_rank, &half));
+    DH_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 99, &inter));
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    int rn;
+    MPI_Comm_remote_size(inter, &rn);
+    /* remote rank j is world rank 2j + (1 - color): the split kept the world order */
+    for (int i = 0; i < 6; i++) {
+        unsigned iter = dc_iteration++;
+        const int c = 2;
+        int *sbuf = malloc(sizeof(int) * (size_t)(rn * c + 1)), *rbuf = malloc(sizeof(int) * (size_t)(rn * c + 1));
+        for (int j = 0; j < rn; j++)
+            for (int k = 0; k < c; k++)
+                sbuf[j * c + k] = (int)(dc_value(dh_rank, 2 * j + 1 - color, k, iter) & 0xfffff);
+        for (int k = 0; k < rn * c + 1; k++) rbuf[k] = -1;
+        DH_MPI(MPI_Alltoall(sbuf, c, MPI_INT, rbuf, c, MPI_INT, inter));
+        for (int j = 0; j < rn; j++)
+            for (int k = 0; k < c; k++) {
+                int want = (int)(dc_value(2 * j + 1 - color, dh_rank, k, iter) & 0xfffff);
+                DH_CHECK(rbuf[j * c + k] == want,
+                         "intercommunicator alltoall (iteration %u): block %d element %d is %d, want %d", iter, j, k,
+                         rbuf[j * c + k], want);
+            }
+        DH_CHECK(rbuf[rn * c] == -1, "intercommunicator alltoall (iteration %u) wrote past the end", iter);
+        /* allreduce: each group gets the sum of the other group's inputs */
+        iter = dc_iteration++;
+        int in[3], out[4] = {-1, -1, -1, -1};
+        for (int k = 0; k < 3; k++) dc_allreduce_input(MPI_INT, MPI_SUM, dh_rank, k, iter, &in[k]);
+        DH_MPI(MPI_Allreduce(in, out, 3, MPI_INT, MPI_SUM, inter));
+        for (int k = 0; k < 3; k++) {
+            int want = 0;
+            for (int j = 0; j < rn; j++) {
+                int x;
+                dc_allreduce_input(MPI_INT, MPI_SUM, 2 * j + 1 - color, k, iter, &x);
+                want += x;
+            }
+            DH_CHECK(out[k] == want, "intercommunicator allreduce (iteration %u): element %d is %d, want %d", iter, k,
+                     out[k], want);
+        }
+        DH_CHECK(out[3] == -1, "intercommunicator allreduce (iteration %u) wrote past the end", iter);
+        free(sbuf);
+        free(rbuf);
+    }
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+}
+
 int main(int argc, char **argv)
 {
     dh_init(&argc, &argv, "dropin-blocking");
@@ -300,6 +354,7 @@ int main(int argc, char **argv)
     alltoallv_cases();
     allreduce_cases();
     communicator_cases();
+    intercommunicator_cases();
     MPI_Op_free(&user_op_xor);
     dc_types_free();
     return dh_finish();
