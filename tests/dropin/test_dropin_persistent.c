@@ -285,7 +285,8 @@ static void round_mixed(int mode, pcoll *c, int nc, p2p *q)
 
     /* MPICH 4.0.2 (seen here, without any layer) reports an INACTIVE persistent collective request as
      * completed again in MPI_Waitany/Testany/Waitsome/Testsome and as an error in MPI_Testall, against MPI-4
-     * 3.7.3 (inactive persistent requests are ignored there). An application that runs on it must therefore
+     * 3.7.3 (inactive persistent requests are ignored there); fixed after 4.0.2 by MPICH's pull request 6334,
+     * "request: Fix handling of inactive persistent collective requests". An application that runs on it must therefore
      * keep its persistent handles apart and put MPI_REQUEST_NULL where one has completed, as this program does:
      * retire() checks the entry MPI handed back (the persistent handle unchanged, a nonblocking one null) and
      * nulls it. MPICH 4.0.2 also leaves a persistent collective that MPI_Waitany/Testany/Waitsome/Testsome
