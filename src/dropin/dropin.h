@@ -120,4 +120,12 @@ static inline unsigned pcd_plan_flags(bool startable) {
     return pcd_settings.rigor_flags | (startable ? PLANCOLL_NONBLOCKING : 0u);
 }
 
+/* ---- Statistics (report.c) ----------------------------------------------------------------------- *
+ * One record per (collective, communicator size, shape); calls made on this rank, planned or not, with their
+ * time (seconds, or -1 when no report is asked for: then calls are only counted). */
+struct pcd_stats;
+struct pcd_stats *pcd_stats_get(const char *collective, int comm_size, const char *shape);
+void pcd_stats_call(struct pcd_stats *s, bool planned, double seconds);
+void pcd_stats_algorithm(struct pcd_stats *s, const char *spec);
+
 #endif
