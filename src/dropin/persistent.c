@@ -617,6 +617,11 @@ int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
     return rc;
 }
 
+/* Straight to PMPI: no request of the layer exists, or the call comes from plancoll itself (its own requests,
+ * advanced inside a plancoll call the layer made: the layer must not advance plans from in there). The gate is
+ * read first, so the common case costs one load and a branch. */
+static inline bool passing(void) { return __builtin_expect(gate == 0, 1) || pcd_inside != 0; }
+
 /* ---- Start, completion, free ---------------------------------------------------------------------- *
  * Each call is straight PMPI while the gate is closed (no request of the layer in the process). Otherwise arrays
  * are split: the layer's entries are advanced with plancoll_test and reported here, MPI's own entries (null and
@@ -689,7 +694,7 @@ static int no_memory(void) {
 }
 
 int MPI_Start(MPI_Request *request) {
-    if (gate == 0 || request == NULL) return PMPI_Start(request);
+    if (passing() || request == NULL) return PMPI_Start(request);
     struct preq *q = lookup(*request);
     return q ? start_ours(q) : PMPI_Start(request);
 }
@@ -697,7 +702,7 @@ int MPI_Start(MPI_Request *request) {
 /* Runs of MPI's requests go to PMPI_Startall, the layer's are started one by one, in the array's order (every
  * rank starts its collectives in the same order, which this keeps). */
 int MPI_Startall(int count, MPI_Request array_of_requests[]) {
-    if (gate == 0 || count <= 0 || array_of_requests == NULL) return PMPI_Startall(count, array_of_requests);
+    if (passing() || count <= 0 || array_of_requests == NULL) return PMPI_Startall(count, array_of_requests);
     int run = 0;
     for (int i = 0; i < count; i++) {
         struct preq *q = lookup(array_of_requests[i]);
@@ -711,7 +716,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[]) {
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status) {
-    if (gate == 0 || request == NULL) return PMPI_Wait(request, status);
+    if (passing() || request == NULL) return PMPI_Wait(request, status);
     struct preq *q = lookup(*request);
     if (q == NULL) {
         if (n_active == 0) return PMPI_Wait(request, status);
@@ -731,7 +736,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-    if (gate == 0 || request == NULL || flag == NULL) return PMPI_Test(request, flag, status);
+    if (passing() || request == NULL || flag == NULL) return PMPI_Test(request, flag, status);
     struct preq *q = lookup(*request);
     if (q == NULL) {
         advance_all();
@@ -744,7 +749,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
 
 /* Does not complete the request (MPI: it only tells); an inactive one is complete with an empty status. */
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    if (gate == 0 || flag == NULL) return PMPI_Request_get_status(request, flag, status);
+    if (passing() || flag == NULL) return PMPI_Request_get_status(request, flag, status);
     struct preq *q = lookup(request);
     if (q == NULL) {
         advance_all();
@@ -761,7 +766,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
  * requests: its execution goes on (advanced by every completion call, and waited for at the latest when the
  * communicator is released) and the plan is destroyed after it. */
 int MPI_Request_free(MPI_Request *request) {
-    if (gate == 0 || request == NULL) return PMPI_Request_free(request);
+    if (passing() || request == NULL) return PMPI_Request_free(request);
     struct preq *q = lookup(*request);
     if (q == NULL) return PMPI_Request_free(request);
     table_del(q);
@@ -775,7 +780,7 @@ int MPI_Request_free(MPI_Request *request) {
 /* MPI does not allow cancelling a collective operation (persistent ones included): erroneous, raised on the
  * communicator's error handler as MPI_ERR_REQUEST; the request is left as it was. */
 int MPI_Cancel(MPI_Request *request) {
-    if (gate == 0 || request == NULL) return PMPI_Cancel(request);
+    if (passing() || request == NULL) return PMPI_Cancel(request);
     struct preq *q = lookup(*request);
     if (q == NULL) return PMPI_Cancel(request);
     return raise_error(q, MPI_ERR_REQUEST, "MPI_Cancel of a persistent collective request: collective operations "
@@ -783,7 +788,7 @@ int MPI_Cancel(MPI_Request *request) {
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
-    if (gate == 0 || count <= 0 || array_of_requests == NULL)
+    if (passing() || count <= 0 || array_of_requests == NULL)
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     struct split sp;
     if (!split_init(&sp, count, array_of_requests, array_of_statuses != MPI_STATUSES_IGNORE)) return no_memory();
@@ -832,7 +837,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
-    if (gate == 0 || count <= 0 || array_of_requests == NULL || flag == NULL)
+    if (passing() || count <= 0 || array_of_requests == NULL || flag == NULL)
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     struct split sp;
     if (!split_init(&sp, count, array_of_requests, array_of_statuses != MPI_STATUSES_IGNORE)) return no_memory();
@@ -917,7 +922,7 @@ static bool any_pass(struct split *sp, MPI_Request reqs[], int *index, MPI_Statu
 }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
-    if (gate == 0 || count <= 0 || array_of_requests == NULL || index == NULL)
+    if (passing() || count <= 0 || array_of_requests == NULL || index == NULL)
         return PMPI_Waitany(count, array_of_requests, index, status);
     struct split sp;
     if (!split_init(&sp, count, array_of_requests, false)) return no_memory();
@@ -932,7 +937,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
-    if (gate == 0 || count <= 0 || array_of_requests == NULL || index == NULL || flag == NULL)
+    if (passing() || count <= 0 || array_of_requests == NULL || index == NULL || flag == NULL)
         return PMPI_Testany(count, array_of_requests, index, flag, status);
     struct split sp;
     if (!split_init(&sp, count, array_of_requests, false)) return no_memory();
@@ -1003,7 +1008,7 @@ static bool some_pass(struct split *sp, MPI_Request reqs[], int *outcount, int i
 
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[]) {
-    if (gate == 0 || incount <= 0 || array_of_requests == NULL || outcount == NULL || array_of_indices == NULL)
+    if (passing() || incount <= 0 || array_of_requests == NULL || outcount == NULL || array_of_indices == NULL)
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     struct split sp;
     if (!split_init(&sp, incount, array_of_requests, array_of_statuses != MPI_STATUSES_IGNORE)) return no_memory();
@@ -1019,7 +1024,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[]) {
-    if (gate == 0 || incount <= 0 || array_of_requests == NULL || outcount == NULL || array_of_indices == NULL)
+    if (passing() || incount <= 0 || array_of_requests == NULL || outcount == NULL || array_of_indices == NULL)
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
     struct split sp;
     if (!split_init(&sp, incount, array_of_requests, array_of_statuses != MPI_STATUSES_IGNORE)) return no_memory();
