@@ -217,7 +217,8 @@ struct pcd_comm *pcd_comm_create(MPI_Comm comm) {
         return NULL;
     }
     if (!table_insert(c)) {
-        PMPI_Comm_delete_attr(comm, keyval_comm); /* runs comm_delete_fn, which frees c */
+        PMPI_Comm_delete_attr(comm, keyval_comm); /* comm_delete_fn finds no registered state: nothing to do */
+        free(c);
         return NULL;
     }
     c->serial = comm_serial++;
@@ -263,11 +264,35 @@ static void release_comm(struct pcd_comm *c) {
 
 /* Inside MPI_Comm_free (or disconnect) on every rank of comm: its plans are destroyed, collectively. */
 static int comm_delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)comm;
     (void)keyval;
     (void)extra;
-    release_comm(value);
+    /* Only a state still registered for comm: one released already (a failed delete above fell back to
+     * release_comm) leaves its pointer in the attribute. */
+    if (value != NULL && pcd_comm_find(comm) == value) release_comm(value);
     return MPI_SUCCESS;
+}
+
+/* MPI_Comm_free and MPI_Comm_disconnect are collective, so the state is released here, in the call, rather than
+ * left to the attribute callback: MPICH 4.0.2 runs a communicator's delete callbacks only once the last request on
+ * it is gone, which would move the collective release of its plans into whatever local call (an MPI_Wait on an
+ * MPI_Irecv still pending on the freed communicator) drops that request, on each rank at another time. Deleting
+ * the attribute now runs the callback at once (MPI_Comm_delete_attr does not wait for requests). */
+static void release_before_free(MPI_Comm *comm) {
+    if (!pcd_on || pcd_inside != 0 || comm == NULL) return;
+    struct pcd_comm *c = pcd_comm_find(*comm);
+    if (c == NULL) return;
+    uint64_t before = releases;
+    if (PMPI_Comm_delete_attr(*comm, keyval_comm) != MPI_SUCCESS || releases == before) release_comm(c);
+}
+
+int MPI_Comm_free(MPI_Comm *comm) {
+    release_before_free(comm);
+    return PMPI_Comm_free(comm);
+}
+
+int MPI_Comm_disconnect(MPI_Comm *comm) {
+    release_before_free(comm);
+    return PMPI_Comm_disconnect(comm);
 }
 
 int MPI_Finalize(void) {
