@@ -490,7 +490,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     /* What the layer can take. Anything else, erroneous calls included, goes to MPI unchanged; MPI makes these
      * tests come out alike on every rank of a correct program (signatures, hence sizes, match; MPI_IN_PLACE is
      * given on all ranks or none), so no rank plans while another calls MPI. */
-    const bool takeable = (c == NULL || !c->intercomm) && recvcount > 0 &&
+    const bool takeable = (c == NULL || !c->to_mpi) && recvcount > 0 &&
                           block_bytes(recvtype, recvcount, &rsig, &key.n) && key.n <= INT_MAX &&
                           (in_place || (sendbuf != recvbuf && sendcount >= 0 &&
                                         block_bytes(sendtype, sendcount, &ssig, &sbytes) && sbytes == key.n));
@@ -507,7 +507,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
          * it is counted, so its shape is planned at the same call on every rank. */
         double t0 = c == NULL && pcd_settings.report != PCD_REPORT_NONE ? pcd_now() : -1.0;
         int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-        if (c == NULL && rc == MPI_SUCCESS && takeable && (c = pcd_comm_create(comm)) != NULL && !c->intercomm &&
+        if (c == NULL && rc == MPI_SUCCESS && takeable && (c = pcd_comm_create(comm)) != NULL && !c->to_mpi &&
             (k = cache_of(c)) != NULL && (s = lookup(k, &k->agreed, &key, c->size, c->size)) != NULL) {
             s->calls++;
             pcd_stats_call(s->stats, false, s->stats ? pcd_now() - t0 : -1.0);
@@ -623,7 +623,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
      * and MPI_Op_free is local, so no collective can drop the plans made with it. */
     int base_size = 0;
     /* sendbuf == recvbuf (not MPI_IN_PLACE) is erroneous, and MPICH reports it: MPI's to judge. */
-    const bool takeable = (c == NULL || !c->intercomm) && count > 0 && (in_place || sendbuf != recvbuf) &&
+    const bool takeable = (c == NULL || !c->to_mpi) && count > 0 && (in_place || sendbuf != recvbuf) &&
                           signature(datatype, &sig, &base_size) &&
                           predefined_op(op) && (key.n = (MPI_Count)count * sig.elements) <= INT_MAX && key.n > 0;
     key.sbase = takeable ? sig.base : MPI_DATATYPE_NULL;
@@ -635,7 +635,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         (s = lookup(k, &k->agreed, &key, c->size, c->size)) == NULL) {
         double t0 = c == NULL && pcd_settings.report != PCD_REPORT_NONE ? pcd_now() : -1.0;
         int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-        if (c == NULL && rc == MPI_SUCCESS && takeable && (c = pcd_comm_create(comm)) != NULL && !c->intercomm &&
+        if (c == NULL && rc == MPI_SUCCESS && takeable && (c = pcd_comm_create(comm)) != NULL && !c->to_mpi &&
             (k = cache_of(c)) != NULL && (s = lookup(k, &k->agreed, &key, c->size, c->size)) != NULL) {
             s->calls++;
             pcd_stats_call(s->stats, false, s->stats ? pcd_now() - t0 : -1.0);
@@ -811,7 +811,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     if (c == NULL) {
         double t0 = pcd_settings.report != PCD_REPORT_NONE ? pcd_now() : -1.0;
         int rc = PASS_ALLTOALLV();
-        if (rc != MPI_SUCCESS || (c = pcd_comm_create(comm)) == NULL || c->intercomm || (k = cache_of(c)) == NULL)
+        if (rc != MPI_SUCCESS || (c = pcd_comm_create(comm)) == NULL || c->to_mpi || (k = cache_of(c)) == NULL)
             return rc;
         k->v_calls = 1; /* the communicator's first alltoallv: every rank counts it */
         int *scratch = key_scratch(c->size);
@@ -823,7 +823,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         }
         return rc;
     }
-    if (c->intercomm || (k = cache_of(c)) == NULL) return PASS_ALLTOALLV();
+    if (c->to_mpi || (k = cache_of(c)) == NULL) return PASS_ALLTOALLV();
     /* From here on every rank takes the same branch: the vote is taken or skipped from agreed counters only, and
      * a rank whose own call the layer cannot take (a layout it does not plan, a negative count: erroneous calls
      * included, MPI judges them after) still votes, against. */

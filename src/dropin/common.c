@@ -10,6 +10,9 @@
 
 struct pcd_settings pcd_settings = {.after = 2, .rigor_flags = PLANCOLL_ESTIMATE, .max_plans = 16};
 bool pcd_on = false;
+bool pcd_started = false;
+bool pcd_lazy = false;
+static int lazy_state; /* set up lazily: read_settings' verdict on this rank, agreed per communicator */
 _Thread_local int pcd_inside = 0;
 
 double pcd_now(void) { return PMPI_Wtime(); }
@@ -83,6 +86,7 @@ static int type_delete_fn(MPI_Datatype type, int keyval, void *value, void *extr
  * every rank of MPI_COMM_WORLD: a decision taken from a setting that differs across ranks (plan at the third call
  * here, at the fifth there) would make one rank plan, collectively, while another calls MPI. */
 static void start_layer(int provided) {
+    pcd_started = true;
     struct pcd_settings s = pcd_settings;
     char why[1200] = "";
     int state = read_settings(&s, why, sizeof why);
@@ -126,6 +130,45 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) start_layer(*provided);
     return rc;
+}
+
+static int keyval_self = MPI_KEYVAL_INVALID;
+static int self_delete_fn(MPI_Comm comm, int keyval, void *value, void *extra);
+
+/* dropin.h, pcd_started: the set-up when MPI_Init* did not pass through the layer. Local: the settings are agreed
+ * per communicator when its state is made. A rank whose settings are bad or turn the layer off still takes part
+ * in those agreements (pcd_on), so its peers learn it and leave the communicator to MPI with it. */
+void pcd_start_lazily(void) {
+    int init = 0, fin = 0;
+    if (PMPI_Initialized(&init) != MPI_SUCCESS || !init || PMPI_Finalized(&fin) != MPI_SUCCESS || fin) return;
+    pcd_started = true;
+    int provided = MPI_THREAD_SINGLE;
+    if (PMPI_Query_thread(&provided) != MPI_SUCCESS || provided == MPI_THREAD_MULTIPLE) return;
+    struct pcd_settings s = pcd_settings;
+    char why[1200] = "";
+    lazy_state = read_settings(&s, why, sizeof why);
+    if (lazy_state < 0) fprintf(stderr, "plancoll-dropin: %s; the layer is off\n", why);
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete_fn, &keyval_comm, NULL) != MPI_SUCCESS ||
+        PMPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, type_delete_fn, &keyval_type, NULL) != MPI_SUCCESS ||
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete_fn, &keyval_self, NULL) != MPI_SUCCESS ||
+        PMPI_Comm_set_attr(MPI_COMM_SELF, keyval_self, NULL) != MPI_SUCCESS)
+        return;
+    if (lazy_state == 1) pcd_settings = s;
+    pcd_lazy = true;
+    pcd_on = true;
+}
+
+/* Set up lazily, the settings of a communicator's ranks must agree before any of them plans on it. Collective over
+ * comm: pcd_comm_create runs at the first call the layer sees on comm, which is the same call on all its ranks. */
+static bool lazy_settings_agree(MPI_Comm comm) {
+    const long on = lazy_state == 1;
+    long local[8] = {on, -on, pcd_settings.after, -(long)pcd_settings.after, (long)pcd_settings.rigor_flags,
+                     -(long)pcd_settings.rigor_flags, pcd_settings.max_plans, -(long)pcd_settings.max_plans};
+    long agreed[8];
+    if (PMPI_Allreduce(local, agreed, 8, MPI_LONG, MPI_MAX, comm) != MPI_SUCCESS) return false;
+    for (int i = 0; i < 8; i += 2)
+        if (agreed[i] != -agreed[i + 1]) return false;
+    return agreed[0] == 1;
 }
 
 /* ---- Per-communicator state ---------------------------------------------------------------------- *
@@ -210,6 +253,7 @@ struct pcd_comm *pcd_comm_create(MPI_Comm comm) {
         return NULL;
     }
     c->intercomm = inter != 0;
+    c->to_mpi = c->intercomm || (pcd_lazy && !lazy_settings_agree(comm));
     /* The attribute is what tells the layer the communicator is being freed. MPI_COMM_WORLD and MPI_COMM_SELF
      * get one too; MPI_Finalize releases every state before MPI deletes them. */
     if (PMPI_Comm_set_attr(comm, keyval_comm, c) != MPI_SUCCESS) {
@@ -295,25 +339,40 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
     return PMPI_Comm_disconnect(comm);
 }
 
-int MPI_Finalize(void) {
-    if (pcd_on) {
-        /* The finalize hooks first (the report reads the plans' names), then every communicator's plans in first-use order:
-         * deleting the attribute runs comm_delete_fn, which releases the state collectively (MPI would delete
-         * MPI_COMM_WORLD's and MPI_COMM_SELF's attributes inside MPI_Finalize itself, in an order of its own). */
-        pcd_enter();
-        for (int i = 0; i < n_finalize_hooks; i++) finalize_hooks[i]();
-        pcd_leave();
-        while (comm_list_head != NULL) {
-            struct pcd_comm *c = comm_list_head;
-            uint64_t before = releases;
-            if (PMPI_Comm_delete_attr(c->comm, keyval_comm) != MPI_SUCCESS || releases == before) release_comm(c);
-        }
-        pcd_on = false;
-        free(comm_table);
-        comm_table = NULL;
-        comm_table_size = comm_table_used = 0;
+/* The end of the layer, on every rank of MPI_COMM_WORLD: the finalize hooks first (the report reads the plans'
+ * names), then every communicator's plans in first-use order: deleting the attribute runs comm_delete_fn, which
+ * releases the state collectively (MPI would delete MPI_COMM_WORLD's and MPI_COMM_SELF's attributes inside
+ * MPI_Finalize itself, in an order of its own). */
+static void finish_layer(void) {
+    if (!pcd_on) return;
+    pcd_enter();
+    for (int i = 0; i < n_finalize_hooks; i++) finalize_hooks[i]();
+    pcd_leave();
+    while (comm_list_head != NULL) {
+        struct pcd_comm *c = comm_list_head;
+        uint64_t before = releases;
+        if (PMPI_Comm_delete_attr(c->comm, keyval_comm) != MPI_SUCCESS || releases == before) release_comm(c);
     }
+    pcd_on = false;
+    free(comm_table);
+    comm_table = NULL;
+    comm_table_size = comm_table_used = 0;
+}
+
+int MPI_Finalize(void) {
+    finish_layer();
     return PMPI_Finalize();
+}
+
+/* Set up lazily, the layer ends here: MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else,
+ * with MPI still working, on every rank. */
+static int self_delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    finish_layer();
+    return MPI_SUCCESS;
 }
 
 /* ---- Datatype signatures ------------------------------------------------------------------------- */

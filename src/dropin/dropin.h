@@ -43,8 +43,22 @@ extern bool pcd_on;
  * which may test requests, is judged on its own calls. */
 extern _Thread_local int pcd_inside;
 
+/* Whether the layer was set up: at MPI_Init* when the program's call passed through it, else lazily at the first
+ * call it intercepts once MPI is initialized (pcd_lazy). MPICH's `use mpi_f08` bindings call PMPI_Init,
+ * PMPI_Finalize, PMPI_Start and PMPI_Wait* directly (only the calls with buffers reach MPI_Alltoall & co.), so for
+ * such programs the layer sees neither MPI_Init nor MPI_Finalize nor the request calls: it then checks its settings
+ * per communicator (pcd_comm_create) instead of once over MPI_COMM_WORLD, finishes from an MPI_COMM_SELF attribute
+ * (deleted first thing in MPI_Finalize, while MPI still works) and leaves the persistent inits to MPI, since
+ * the program's starts and waits would not reach it. */
+extern bool pcd_started;
+extern bool pcd_lazy;
+void pcd_start_lazily(void);
+
 /* Whether a call made now should be considered by the layer at all (else: straight to PMPI). */
-static inline bool pcd_takes_calls(void) { return pcd_on && pcd_inside == 0; }
+static inline bool pcd_takes_calls(void) {
+    if (__builtin_expect(!pcd_started, 0) && pcd_inside == 0) pcd_start_lazily();
+    return pcd_on && pcd_inside == 0;
+}
 
 /* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). */
 static inline void pcd_enter(void) { pcd_inside++; }
@@ -88,7 +102,9 @@ const char *pcd_op_name(MPI_Op op);
 struct pcd_comm {
     MPI_Comm comm;
     int size, rank;
-    bool intercomm;          /* the layer leaves intercommunicators to MPI */
+    bool intercomm;
+    bool to_mpi;             /* every call on it goes to MPI: an intercommunicator, or (set up lazily) settings that
+                                are invalid or differ across its ranks */
     uint64_t serial;         /* first-use order */
     void *blocking;          /* blocking.c's cache, or NULL */
     void *persistent;        /* persistent.c's requests on this communicator, or NULL */

@@ -482,13 +482,13 @@ static void plan_request(struct init_call *ic, const void *args, make_fn make, M
 /* Whether the layer considers an init at all. MPI made *request (so the arguments are valid); intercommunicators
  * stay with MPI (a property of the communicator, the same on every rank). */
 static bool considered(int rc, MPI_Comm comm, struct init_call *ic, const char *collective) {
-    if (rc != MPI_SUCCESS || !pcd_takes_calls()) return false;
+    if (rc != MPI_SUCCESS || !pcd_takes_calls() || pcd_lazy) return false; /* pcd_lazy: dropin.h */
     ic->collective = collective;
     ic->comm = comm;
     ic->c = state_of(comm);
     ic->want = ic->c != NULL;
     ic->shape[0] = '\0';
-    return ic->c == NULL || !ic->c->intercomm;
+    return ic->c == NULL || !ic->c->to_mpi;
 }
 
 struct alltoall_args {
