@@ -9,7 +9,7 @@
 #            in- and out-of-place, transposed in/out, sizes 1024x1024 down to odd ones (30x42x17); with the
 #            layer and PLANCOLL_DROPIN_REPORT set (the report must show planned calls), or --without-layer
 #   bench    mpi-bench -s (FFTW_MEASURE, FFTW's default) of the 2D 1024x1024 and 3D 128^3 complex DFT, one
-#            process per measurement, with and without the layer alternating (A B B A ...), REPS of each;
+#            process per measurement, with and without the layer alternating (A B, B A, ...), REPS of each;
 #            writes bench/results/<date>-fftw-dropin.json and .txt
 #   CONFIG   a name of bench/configurations.sh (1n2p, 2n1p-tcp, 2n2p-tcp = 4 ranks, ...) or 3n7p-tcp
 #            (7 ranks on 3 emulated nodes in blocks 3+2+2) or 3n7p-tcp-rr (7 ranks, nodes round robin)
@@ -168,14 +168,15 @@ fi
 if [ "$mode" = verify ]; then
     [ $with_layer = 1 ] && need_layer
     # o/i out-of-place/in-place, c complex, r real (r2c forward, c2r backward), f/b forward/backward,
-    # ] output transposed (FFTW_MPI_TRANSPOSED_OUT), [ input transposed, *V a batch of V transforms
+    # ] output transposed (FFTW_MPI_TRANSPOSED_OUT), [ input transposed, vV: V interleaved transforms (FFTW's
+    # MPI transforms take no "*V" batch of separate ones)
     # d: FFTW_DESTROY_INPUT. Only then does FFTW's out-of-place transpose (MPI_Alltoall / MPI_Alltoallv) apply:
     # with the input preserved (FFTW's default for complex transforms) or in place, every transpose is the
     # pairwise MPI_Sendrecv one (census), which the layer does not take. Both kinds are verified.
     # The small problems first; the 1024x1024 (minutes on a loaded machine: FFTW_MEASURE, then mpi-bench's
     # verification moves the whole array through rank 0) last.
     [ -n "$problems" ] || problems="docf30x42x17 docb30x42x17 ocf30x42x17 docf]30x42x17 docb[30x42x17
-        icb30x42x17 docf64x64x64 docb17x19x23*3 docf31x29 dorf30x42x17 docb256x384 docf1024x1024"
+        icb30x42x17 docf64x64x64 docb17x19x23v3 docf31x29 dorf30x42x17 docb256x384 docf1024x1024"
     IFS=, read -r -a config_list <<<"$configs"
     status=0
     for config in "${config_list[@]}"; do
@@ -237,7 +238,8 @@ samples=$work/samples.tsv
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # One mpi-bench process per measurement: it plans (FFTW_MEASURE, timing its candidate transposes through the layer
 # when the layer is on, so FFTW may choose differently), then times --time-repeat samples of at least --time-min
-# each (a sample's time is the max over ranks, mpi-bench's bench_cost_postprocess); we keep its median sample.
+# each (a sample's time is the max over ranks, mpi-bench's bench_cost_postprocess); we keep its fastest sample,
+# FFTW's own figure (libbench2's "median" is not one: its bubble sort stops early, so it is often the largest).
 IFS=, read -r -a config_list <<<"$configs"
 for config in "${config_list[@]}"; do
     launcher=$(launch_command "$config") || { echo "run-fftw-dropin: unknown configuration '$config'" >&2; exit 2; }
@@ -308,12 +310,12 @@ for r in runs:
 for config, problem in keys:
     sel = lambda v: [r for r in runs if r["configuration"] == config and r["problem"] == problem and r["variant"] == v]
     a, b = sel("without"), sel("with")
-    ma = statistics.median(r["median_us"] for r in a)
-    mb = statistics.median(r["median_us"] for r in b)
-    paired = sorted(x["median_us"] / y["median_us"] for x, y in zip(sorted(a, key=lambda r: r["run"]), sorted(b, key=lambda r: r["run"])))
+    ma = statistics.median(r["min_us"] for r in a)
+    mb = statistics.median(r["min_us"] for r in b)
+    paired = sorted(x["min_us"] / y["min_us"] for x, y in zip(sorted(a, key=lambda r: r["run"]), sorted(b, key=lambda r: r["run"])))
     summary.append({"configuration": config, "problem": problem,
-        "without_median_us": ma, "without_min_us": min(r["median_us"] for r in a), "without_max_us": max(r["median_us"] for r in a),
-        "with_median_us": mb, "with_min_us": min(r["median_us"] for r in b), "with_max_us": max(r["median_us"] for r in b),
+        "without_median_us": ma, "without_min_us": min(r["min_us"] for r in a), "without_max_us": max(r["min_us"] for r in a),
+        "with_median_us": mb, "with_min_us": min(r["min_us"] for r in b), "with_max_us": max(r["min_us"] for r in b),
         "speedup_median": ma / mb, "speedup_paired_median": statistics.median(paired),
         "speedup_paired_min": paired[0], "speedup_paired_max": paired[-1],
         "setup_without_median_ms": statistics.median(r["setup_us"] for r in a) / 1e3,
@@ -321,14 +323,14 @@ for config, problem in keys:
 doc = {"benchmark": "fftw-mpi-bench-dropin", "revision": revision,
        "program": "FFTW 3.3.10 mpi-bench (double, static FFTW, MPICH 4.0.2 shared), FFTW_MEASURE",
        "variants": {"without": "mpiexec ... mpi-bench -s PROBLEM", "with": "mpiexec ... plancoll-run mpi-bench -s PROBLEM (PLANCOLL_DROPIN_REPORT set)"},
-       "statistic": "per run: median over --time-repeat samples (each: mean over the iterations of a sample of at least --time-min, max over ranks); per variant: median over runs, min-max over runs; speedup = without/with",
+       "statistic": "per run: the fastest of --time-repeat samples (each: mean time per transform over a sample of at least --time-min, max over ranks; FFTW's own figure); per variant: median over runs, min-max over runs; speedup = without/with; paired = without/with of the runs with the same index (adjacent in time)",
        "runs_per_variant": int(reps), "time_min_s": float(time_min), "time_repeat": int(time_repeat),
        "loadavg_before": load_before, "loadavg_after": load_after,
        "summary": summary, "runs": runs}
 json.dump(doc, open(stem + ".json", "w"), indent=1)
 with open(stem + ".txt", "w") as f:
     f.write(f"# FFTW 3.3.10 mpi-bench through plancoll's drop-in layer, revision {revision}; {reps} runs per variant, alternating;\n")
-    f.write(f"# per run the median of {time_repeat} samples of >= {time_min} s (max over ranks); load average before {load_before}, after {load_after}\n")
+    f.write(f"# per run the fastest of {time_repeat} samples of >= {time_min} s (max over ranks); median (min-max) over runs; load average before {load_before}, after {load_after}\n")
     f.write(f"# {'configuration':<12} {'problem':<16} {'without us (min-max)':>30} {'with layer us (min-max)':>30} {'speedup':>8} {'paired (min-max)':>20} {'setup ms w/o':>12} {'setup ms with':>13}\n")
     for s in summary:
         f.write(f"  {s['configuration']:<12} {s['problem']:<16} {s['without_median_us']:>10.1f} ({s['without_min_us']:>8.1f}-{s['without_max_us']:>8.1f}) "
