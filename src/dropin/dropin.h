@@ -1,0 +1,123 @@
+/* The drop-in layer (libplancoll-mpi): what its files share.
+ *
+ * The layer is a client of plancoll's public API built on MPI's profiling interface: it defines MPI_Alltoall,
+ * MPI_Alltoallv, MPI_Allreduce, their persistent forms and the request calls, and reaches MPI itself through
+ * PMPI_*. It includes nothing of src/ but this folder (scripts/check-layers.py: the "dropin" layer sits on top of
+ * the public API, apart from the library's own layers). docs/dropin.md has the design and the agreement argument.
+ *
+ * Files: common.c (MPI_Init*, MPI_Finalize, settings, recursion guard, datatype signatures, per-communicator
+ * state), blocking.c (online planning of blocking calls), persistent.c (MPI-4 persistent collectives as started
+ * plans), report.c (statistics, the report at exit). */
+#ifndef PLANCOLL_DROPIN_H
+#define PLANCOLL_DROPIN_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plancoll.h"
+
+/* ---- Settings (environment, read at MPI_Init and agreed over MPI_COMM_WORLD) ------------------------ */
+
+enum pcd_report_mode { PCD_REPORT_NONE = 0, PCD_REPORT_STDERR = 1, PCD_REPORT_FILE = 2 };
+
+struct pcd_settings {
+    int after;            /* PLANCOLL_DROPIN_AFTER: a shape's first `after` calls go to MPI */
+    unsigned rigor_flags; /* PLANCOLL_DROPIN_RIGOR: PLANCOLL_ESTIMATE or PLANCOLL_MEASURE */
+    int max_plans;        /* PLANCOLL_DROPIN_MAX_PLANS: cached plans per communicator */
+    enum pcd_report_mode report;
+    char report_file[1024]; /* PLANCOLL_DROPIN_REPORT=FILE (rank 0 writes it) */
+};
+
+extern struct pcd_settings pcd_settings;
+
+/* Layer state: on only between a successful MPI_Init* with settings agreed on every rank and MPI_Finalize, and
+ * never under MPI_THREAD_MULTIPLE (plans are not shared between threads; concurrent collectives from several
+ * threads go to MPI unchanged). */
+extern bool pcd_on;
+
+/* Depth of plancoll calls made by the layer on this thread. The library's own MPI calls (its agreement
+ * allreduces, its native candidates' MPI_Alltoall_init, ...) resolve to the layer's definitions when it is
+ * preloaded: while this is nonzero they go straight to PMPI. Thread-local so the library's progress thread,
+ * which may test requests, is judged on its own calls. */
+extern _Thread_local int pcd_inside;
+
+/* Whether a call made now should be considered by the layer at all (else: straight to PMPI). */
+static inline bool pcd_takes_calls(void) { return pcd_on && pcd_inside == 0; }
+
+/* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). */
+static inline void pcd_enter(void) { pcd_inside++; }
+static inline void pcd_leave(void) { pcd_inside--; }
+
+/* Monotonic time in seconds (PMPI_Wtime), taken only when a report is asked for. */
+double pcd_now(void);
+
+/* ---- Datatype signatures ------------------------------------------------------------------------- *
+ * MPI makes ranks agree on type signatures, not on datatype handles: one rank may send 4 MPI_INT where another
+ * receives one contiguous type of 4 ints, or a strided vector of ints. The layer keys its caches on the signature
+ * normalised to (base predefined type, element count), so the key is the same on every rank whenever MPI
+ * requires the signatures to match; the layout (contiguous or not) is each rank's own business (packed). */
+struct pcd_signature {
+    MPI_Datatype base;   /* the predefined (named) type every basic element of the signature is */
+    MPI_Count elements;  /* base elements in one item of the type */
+    MPI_Aint extent;     /* extent of one item */
+    MPI_Aint lb;         /* lower bound of one item */
+    bool contiguous;     /* an item is `elements` base elements back to back from its start, in signature order */
+};
+
+/* Fills *sig and returns true when every basic element of t's signature is one named type (a named type, or a
+ * derived type built of a single named type, of any layout); false (sig untouched) for MPI_DATATYPE_NULL, mixed
+ * signatures, or any failure. Cheap for named types; derived types are analysed once and the result kept on the
+ * type (an attribute freed with it). Local. */
+bool pcd_type_signature(MPI_Datatype t, struct pcd_signature *sig);
+
+/* The name of a named type ("MPI_DOUBLE"), for reports; "type" for others. */
+const char *pcd_type_name(MPI_Datatype base);
+
+/* The name of a predefined op ("MPI_SUM"), "user_op" for others. */
+const char *pcd_op_name(MPI_Op op);
+
+/* ---- Per-communicator state ---------------------------------------------------------------------- *
+ * A communicator gets state the first time the layer sees a call on it succeed in MPI (so an invalid handle is
+ * judged by MPI's own error handling, never by the layer's look-up). The state lives until the communicator is
+ * freed (an attribute delete callback, run inside MPI_Comm_free / MPI_Comm_disconnect on every rank) or until
+ * MPI_Finalize; both release it collectively: every plan on it is destroyed. States are released at MPI_Finalize
+ * in the order the layer first saw their communicators, which is the same on every rank (collectives on
+ * communicators that share ranks are called in one order everywhere, or the program could deadlock in MPI). */
+struct pcd_comm {
+    MPI_Comm comm;
+    int size, rank;
+    bool intercomm;          /* the layer leaves intercommunicators to MPI */
+    uint64_t serial;         /* first-use order */
+    void *blocking;          /* blocking.c's cache, or NULL */
+    void *persistent;        /* persistent.c's requests on this communicator, or NULL */
+    struct pcd_comm *next;   /* list in first-use order */
+};
+
+/* The state of comm, or NULL when the layer has none yet (a NULL handle included). Local, no MPI call. */
+struct pcd_comm *pcd_comm_find(MPI_Comm comm);
+
+/* Creates comm's state after a call on it succeeded in MPI (local: size, rank, intercommunicator test, and an
+ * attribute whose deletion releases it). NULL when it cannot (no memory, MPI refused the attribute): the caller
+ * then just leaves that communicator to MPI. */
+struct pcd_comm *pcd_comm_create(MPI_Comm comm);
+
+/* What the other files of the layer attach to the frame. Each registers from a constructor (so common.c names
+ * none of them and a file can be added without touching it):
+ * - release hooks run when a communicator's state is released (inside MPI_Comm_free or at MPI_Finalize, on every
+ *   rank of it in the same order, so they may call collectives on it, e.g. plancoll_destroy_plan); each frees what
+ *   it owns and sets its pointer in the state to NULL;
+ * - finalize hooks run at MPI_Finalize on every rank of MPI_COMM_WORLD, before any state is released (so they may
+ *   read the plans, and call collectives on MPI_COMM_WORLD), in registration order. */
+typedef void (*pcd_release_hook)(struct pcd_comm *c);
+typedef void (*pcd_finalize_hook)(void);
+void pcd_on_release(pcd_release_hook hook);
+void pcd_on_finalize(pcd_finalize_hook hook);
+
+/* Plan-creation flags for the layer's plans (rigor from the settings; PLANCOLL_NONBLOCKING for started ones). */
+static inline unsigned pcd_plan_flags(bool startable) {
+    return pcd_settings.rigor_flags | (startable ? PLANCOLL_NONBLOCKING : 0u);
+}
+
+#endif
