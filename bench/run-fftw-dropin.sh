@@ -49,6 +49,7 @@
 # (the verify lines, the timing line, the layer's report file) and is ended 15 s after that output is complete;
 # mpi-bench runs under stdbuf -oL so its lines reach the file before such a hang.
 set -euo pipefail
+set -f # problem strings hold [ and ]: never globbed
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=configurations.sh
@@ -99,7 +100,9 @@ need_layer() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/fftw-dropin.XXXXXX")
+running_group= # the process group of the run in progress, ended with the script
 trap 'rm -rf "$work"' EXIT
+trap '[ -n "$running_group" ] && kill -TERM -- "-$running_group" 2>/dev/null; exit 143' TERM INT
 
 # run_guarded OUT DONE_TEST CMD...: runs CMD (its own process group) with output to OUT; DONE_TEST is a shell
 # command that succeeds once the run's output is complete. Ends the run finalize_grace seconds after that (the
@@ -111,6 +114,7 @@ run_guarded() {
     run_hung=0
     setsid "$@" >"$out" 2>&1 &
     local pid=$! start=$SECONDS done_at=
+    running_group=$pid
     while kill -0 "$pid" 2>/dev/null; do
         sleep 0.5
         if [ -z "$done_at" ] && eval "$done_test"; then done_at=$SECONDS; fi
@@ -127,6 +131,7 @@ run_guarded() {
     wait "$pid"
     run_rc=$?
     set -e
+    running_group=
     if [ -z "$done_at" ] && eval "$done_test"; then done_at=$SECONDS; fi
     if [ -z "$done_at" ] && [ "$run_rc" -eq 0 ]; then run_rc=1; fi # exited 0 without its output: a failure
     if [ -z "$done_at" ] && [ $((SECONDS - start)) -ge "$run_timeout" ]; then run_rc=124; fi
@@ -188,7 +193,7 @@ if [ "$mode" = verify ]; then
         report=$work/report.txt
         rm -f "$report"
         if [ $with_layer = 1 ]; then
-            # shellcheck disable=SC2046
+            # shellcheck disable=SC2206,SC2207 # the launcher and the settings are word lists on purpose
             cmd=($launcher env $(layer_env "$report") stdbuf -oL "$dropin_run" "$mpi_bench" -v1 "${args[@]}")
             done_test="[ \$(grep -cE '^[^ ]+ [0-9.e+-]+ [0-9.e+-]+ [0-9.e+-]+\$' '$out') -ge $nproblems ] && [ -s '$report' ]"
         else
@@ -253,7 +258,7 @@ for config in "${config_list[@]}"; do
                 rm -f "$report"
                 opts=(-v1 --time-min="$time_min" --time-repeat="$time_repeat" -s "$problem")
                 if [ $variant = with ]; then
-                    # shellcheck disable=SC2046
+                    # shellcheck disable=SC2206,SC2207 # the launcher and the settings are word lists on purpose
                     cmd=($launcher env $(layer_env "$report") stdbuf -oL "$dropin_run" "$mpi_bench" "${opts[@]}")
                     done_test="grep -q '^Time: min' '$out' && [ -s '$report' ]"
                 else
