@@ -120,4 +120,24 @@ static inline unsigned pcd_plan_flags(bool startable) {
     return pcd_settings.rigor_flags | (startable ? PLANCOLL_NONBLOCKING : 0u);
 }
 
+/* ---- Statistics for the report at exit (report.c) ------------------------------------------------- *
+ * One record per (collective, communicator size, shape) in this process, kept from its first call to MPI_Finalize:
+ * it outlives plans and communicators. At MPI_Finalize rank 0 of MPI_COMM_WORLD gathers every rank's records and
+ * prints the report (DROPIN-CONTRACT.md / docs/dropin.md give the format).
+ * - collective: "alltoall", "alltoallv", "allreduce", "alltoall_init", "alltoallv_init", "allreduce_init".
+ * - shape: a string without spaces, the same on every rank for the same call where MPI makes ranks agree
+ *   ("16xMPI_DOUBLE", "1000xMPI_DOUBLE:MPI_SUM"); for the alltoallv forms "total_bytes=<this rank's bytes sent +
+ *   received>" (rank 0 merges those across ranks, see report.c).
+ * pcd_stats_get returns a pointer that stays valid until MPI_Finalize, or NULL when no report is asked for
+ * (PLANCOLL_DROPIN_REPORT unset or 0) or there is no memory: the other two functions accept NULL and then do
+ * nothing, so callers need no test. Call pcd_stats_get when a shape is first seen (it looks up a table and may
+ * allocate), never per call; pcd_stats_call is O(1) and allocates nothing. Local, no MPI call. */
+struct pcd_stats;
+struct pcd_stats *pcd_stats_get(const char *collective, int comm_size, const char *shape);
+/* One call (or start) of the shape: planned = run as a plancoll plan, else by MPI; seconds its duration, or < 0
+ * when not timed (time calls only when pcd_settings.report != PCD_REPORT_NONE). */
+void pcd_stats_call(struct pcd_stats *s, bool planned, double seconds);
+/* The shape's plan algorithm (plancoll_plan_spec); the last one given is reported ("mpi" when none). */
+void pcd_stats_algorithm(struct pcd_stats *s, const char *spec);
+
 #endif

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/model.h"   /* pc_store_sizes */
 #include "base/problem.h"
 #include "base/stream_copy.h" /* PC_STREAM_STORES, pc_stream_copy, pc_stream_fence */
 
@@ -47,12 +48,18 @@ void pc_stream_sum3_c64(const void *a, const void *b, void *out, int n);
 
 /* How many store modes the staging alltoalls (alltoall.leader/mpml/onmpml, alltoall.pap, alltoallv.aggregated)
  * offer for problem p: both where the build has streaming stores, a node has several ranks (so that what a rank
- * stages is read by another core) and every rank's types are contiguous (the staging copies are then memcpys;
- * MPI_Pack writes non-contiguous data with ordinary stores, so the mode would change nothing); else one, ordinary
- * stores. A forced stores=stream on such a problem runs, with ordinary stores. */
+ * stages is read by another core), every rank's types are contiguous (the staging copies are then memcpys;
+ * MPI_Pack writes non-contiguous data with ordinary stores, so the mode would change nothing) and a block is at
+ * least the smallest size calibration prices the modes at (pc_store_sizes[0]); else one, ordinary stores.
+ * Below that size the model has no figure for either mode: pc_cost_shared_store would stretch the per-byte
+ * difference measured at pc_store_sizes[0] down to a few dozen bytes, where what decides is the fence and the
+ * line the reader then fetches from memory instead of from the writer's cache, which a per-byte figure does not
+ * scale to; a mode the model cannot price is not a candidate. A forced stores=stream on such a problem still runs
+ * (with ordinary stores where the types are not contiguous). */
 static inline int pc_staging_store_modes(const struct pc_problem *p)
 {
-    return PC_STREAM_STORES && p->shape.max_ppn > 1 && p->contiguous ? 2 : 1;
+    const uint64_t block = p->coll == PC_ALLTOALLV ? p->max_block_bytes : p->block_bytes;
+    return PC_STREAM_STORES && p->shape.max_ppn > 1 && p->contiguous && (double)block >= pc_store_sizes[0] ? 2 : 1;
 }
 
 /* memcpy, or pc_stream_copy when stream: a staging copy into a node-shared area in the plan's store mode. */

@@ -163,6 +163,7 @@ static struct pc_problem a2av_nodes(int N, int min_ppn, int max_ppn, int P, uint
     p.recv_total_bytes = p.max_recv_bytes = R;
     p.max_offnode_bytes = O;
     p.nonzero_sends = p.max_nonzero_sends = P - 1;
+    p.max_block_bytes = P > 1 ? S / (uint64_t)(P - 1) : S;
     return p;
 }
 

@@ -26,7 +26,7 @@ static struct pc_problem alltoall(int P, int nodes, int min_ppn, int max_ppn, in
     p.coll = PC_ALLTOALL;
     p.shape = (struct pc_shape){.nranks = P, .nnodes = nodes, .min_ppn = min_ppn, .max_ppn = max_ppn,
                                 .numa_domains = numa};
-    p.block_bytes = 64;
+    p.block_bytes = 4096; /* above pc_store_sizes[0]: the staging algorithms offer both store modes */
     p.contiguous = true;
     return p;
 }
@@ -297,6 +297,49 @@ static void test_stores_spec(void **state)
 /* stores=stream forced on the staging alltoalls (node-aware family, pap, aggregated): parsed, enumerated as exactly
  * that candidate (one of the algorithm's own variants) and printed back as the same spec; the ordinary-stores form
  * likewise. On non-contiguous data the mode is not offered but still forceable (it then runs ordinary stores). */
+/* Streaming stores are candidates only for blocks of at least the smallest size calibration prices the store modes
+ * at (pc_store_sizes[0]); below it the planner offers ordinary stores alone, and a forced stores=stream still
+ * runs as forced. */
+static void test_stream_needs_calibrated_size(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_default_model(&m);
+    const uint64_t small = (uint64_t)pc_store_sizes[0] - 1, big = (uint64_t)pc_store_sizes[0];
+    const char *const names[] = {"alltoall.pap", "alltoall.leader", "alltoall.mpml", "alltoallv.aggregated"};
+    for (int large = 0; large < 2; large++) {
+        struct pc_problem a2a = alltoall(3, 1, 3, 3, 1);
+        a2a.block_bytes = large ? big : small;
+        struct pc_problem a2av = a2a;
+        a2av.coll = PC_ALLTOALLV;
+        a2av.max_block_bytes = a2a.block_bytes;
+        a2av.send_total_bytes = a2av.recv_total_bytes = a2av.max_send_bytes = a2av.max_recv_bytes = 2 * a2a.block_bytes;
+        a2av.nonzero_sends = a2av.max_nonzero_sends = 2;
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+            const struct pc_problem *p = k == 3 ? &a2av : &a2a;
+            const int alg = pc_registry_find(names[k]);
+            struct pc_candidate c[PC_MAX_CANDIDATES];
+            int n = 0, normal = 0, stream = 0;
+            assert_int_equal(pc_enumerate(algs(), p, &alg, 1, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+            for (int i = 0; i < n; i++) {
+                if (c[i].params.stores) stream++;
+                else normal++;
+            }
+            if (normal == 0 || stream != (large && PC_STREAM_STORES ? normal : 0))
+                fail_msg("%s, %llu-byte blocks: %d ordinary-stores and %d streaming candidates", names[k],
+                         (unsigned long long)p->block_bytes, normal, stream);
+        }
+        struct pc_forced f[2];
+        int nf = 0, n = 0;
+        struct pc_candidate c[PC_MAX_CANDIDATES];
+        assert_int_equal(pc_parse_forced(algs(), "alltoall.pap:transport=p2p:stores=stream", PC_ALLTOALL, f, 2, &nf),
+                         PLANCOLL_SUCCESS);
+        assert_int_equal(pc_enumerate_forced(algs(), &a2a, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].params.stores, PC_STORES_STREAM);
+    }
+}
+
 static void test_staging_stores_spec(void **state)
 {
     (void)state;
@@ -487,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_variants),
         cmocka_unit_test(test_stores_spec),
         cmocka_unit_test(test_staging_stores_spec),
+        cmocka_unit_test(test_stream_needs_calibrated_size),
         cmocka_unit_test(test_allreduce_applicability),
         cmocka_unit_test(test_parse_params),   cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),
