@@ -21,6 +21,7 @@
 #   REPS            processes per variant and problem in bench (default 5)
 #   FFTW_TIME_MIN   mpi-bench --time-min in seconds (default 0.1); FFTW_TIME_REPEAT: --time-repeat (default 9)
 #   RUN_TIMEOUT     seconds one mpiexec may take (default 600)
+#   RESULTS_SUFFIX  bench writes <date>-fftw-dropin-SUFFIX.{json,txt} (default: no suffix)
 #
 # What FFTW calls (mpi/*.c of FFTW 3.3.10, and `census` at the layouts below): a distributed transform of rank
 # >= 2 is 1D/serial FFTs around global transposes (mpi/transpose-*.c), in double precision on a private
@@ -236,7 +237,7 @@ need_layer
 [ -n "$problems" ] || problems="ocf1024x1024 ocf128x128x128"
 mkdir -p "$results"
 stamp=$(date -u +%Y-%m-%d)
-stem=$results/$stamp-fftw-dropin
+stem=$results/$stamp-fftw-dropin${RESULTS_SUFFIX:+-$RESULTS_SUFFIX}
 revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 samples=$work/samples.tsv
 : >"$samples"
@@ -278,7 +279,7 @@ for config in "${config_list[@]}"; do
                 if [ $variant = with ]; then
                     algo=$(grep -E '^collective=alltoallv? ' "$report" \
                         | sed -n 's/.*collective=\([^ ]*\) .*shape=\([^ ]*\) .*calls=\([0-9]*\) planned_calls=\([0-9]*\) algorithm=\([^ ]*\) .*/\1:\2:\3:\4:\5/p' \
-                        | tr '\n' ';')
+                        | tr '\n' ';' || true) # none: FFTW ran no alltoall(v) (pairwise transposes only)
                     [ -n "$algo" ] || algo=none
                     cp "$report" "$work/last-report-$config-$problem.txt"
                 fi
