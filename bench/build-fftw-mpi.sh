@@ -19,7 +19,8 @@ prefix=$cache/prefix
 force=0
 [ "${1:-}" = --force ] && force=1
 
-if [ $force -eq 0 ] && [ -f "$prefix/lib/libfftw3_mpi.a" ] && [ -f "$prefix/include/fftw3-mpi.h" ]; then
+if [ $force -eq 0 ] && [ -f "$prefix/lib/libfftw3_mpi.a" ] && [ -f "$prefix/include/fftw3-mpi.h" ] \
+    && [ -x "$prefix/bin/mpi-bench" ]; then
     echo "build-fftw-mpi: already built (--force rebuilds)"
     echo "$prefix"
     exit 0
@@ -81,19 +82,33 @@ if [ $force -eq 1 ] || ! grep -qs '^#define HAVE_MPI 1' "$build/config.h"; then
 fi
 cd "$build"
 jobs=$(nproc 2>/dev/null || echo 2)
-echo "build-fftw-mpi: building libfftw3 and libfftw3_mpi (make -j$jobs)"
-# Only the libraries: the subdirectories libfftw3.la is made of, then it, then mpi/libfftw3_mpi.la; FFTW's
-# tests, bench program, tools and docs are not built.
+echo "build-fftw-mpi: building libfftw3, libfftw3_mpi and mpi-bench (make -j$jobs)"
+# Only the libraries: the subdirectories libfftw3.la is made of, then it, then mpi/libfftw3_mpi.la; then FFTW's
+# own MPI test program mpi/mpi-bench (libbench2.a + tests/fftw-bench.c + mpi/mpi-bench.c) for the drop-in
+# layer's client test; FFTW's serial tests, bench program, tools and docs are not built.
 : >make.log
 for d in support kernel simd-support dft rdft reodft api; do
     make -j"$jobs" -C "$d" >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
 done
 make -j"$jobs" libfftw3.la >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
 make -j"$jobs" -C mpi libfftw3_mpi.la >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
+make -j"$jobs" -C libbench2 libbench2.a >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
+make -j"$jobs" -C mpi mpi-bench >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
 make install-libLTLIBRARIES >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
 make -C mpi install-libLTLIBRARIES >>make.log 2>&1 || { tail -n 30 make.log >&2; exit 1; }
 mkdir -p "$prefix/include"
 cp "$srcdir/api/fftw3.h" "$srcdir/mpi/fftw3-mpi.h" "$prefix/include/"
 [ -f "$prefix/lib/libfftw3_mpi.a" ] || { echo "build-fftw-mpi: libfftw3_mpi.a was not installed" >&2; exit 1; }
+# mpi-bench is a noinst program: copied, not installed. FFTW is static in it, MPI is not: the MPI calls of
+# libfftw3_mpi.a are undefined symbols resolved from libmpich.so at run time, so an LD_PRELOADed PMPI layer
+# (plancoll-run) sees them. Checked here, since a static MPI would make the drop-in runs silently measure nothing.
+mkdir -p "$prefix/bin"
+cp mpi/mpi-bench "$prefix/bin/mpi-bench"
+for sym in MPI_Alltoall MPI_Alltoallv MPI_Allreduce; do
+    nm -D --undefined-only "$prefix/bin/mpi-bench" | grep -qw "$sym" \
+        || { echo "build-fftw-mpi: mpi-bench does not import $sym dynamically" >&2; exit 1; }
+done
+ldd "$prefix/bin/mpi-bench" | grep -q 'libmpi' \
+    || { echo "build-fftw-mpi: mpi-bench is not linked against a shared MPI library" >&2; exit 1; }
 echo "build-fftw-mpi: installed FFTW $(basename "$srcdir" | sed 's/^fftw3-//') with MPI (MPICH) in"
 echo "$prefix"
