@@ -54,6 +54,8 @@ struct shape {
     int slot;                  /* alltoall, allreduce: its plan's slot, or -1 */
     uint64_t *mask;            /* alltoallv: the slots whose plans were made with this shape on this rank */
     struct pcd_stats *stats;
+    int trial;                 /* alltoall, allreduce: calls of the trial against MPI so far, -1 once decided */
+    double trial_plan, trial_mpi; /* this rank's time in the trial's plan calls and MPI calls */
     MPI_Datatype name_base;    /* alltoall: the report names the shape by its first call's type (not a key) */
     MPI_Count name_elems;
 };
@@ -449,6 +451,36 @@ static int no_pack_memory(MPI_Comm comm) {
 
 /* Runs an alltoall plan (blocks of n bytes, p ranks) on the call's buffers, packing the sides whose layout is not
  * contiguous into the slot's buffers. */
+/* ---- The trial against MPI (docs/dropin.md, "Never slower than MPI") ----------------------------------------
+ * The planner's choice rests on a model; MPI's own call is a candidate, but a model can still rank it wrongly on a
+ * machine or shape it was not calibrated for. So once a shape's plan is made, its next 2 TRIAL_CALLS calls
+ * alternate between the plan and MPI, each timed, and at the call after them the ranks compare the slowest rank's
+ * totals with one PMPI_Allreduce: the plan stays only if it was faster, else it is destroyed and the shape goes to
+ * MPI from then on. Every step is counted in calls of the shape, which are the same on every rank (alltoall and
+ * allreduce keys are agreed), so every rank takes the same branch at the same call. A program that calls a shape
+ * fewer times never reaches the verdict and keeps the plan. */
+enum { TRIAL_CALLS = 3 };
+enum trial_step { RUN_PLAN, RUN_PLAN_TIMED, RUN_MPI_TIMED, RUN_MPI_LOST };
+
+static enum trial_step trial_step(struct cache *k, struct shape *s, MPI_Comm comm) {
+    if (s->trial < 0) return RUN_PLAN;
+    if (s->trial < 2 * TRIAL_CALLS) return s->trial++ % 2 ? RUN_MPI_TIMED : RUN_PLAN_TIMED;
+    s->trial = -1;
+    double mine[2] = {s->trial_plan, s->trial_mpi}, slowest[2];
+    if (PMPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS || slowest[0] < slowest[1])
+        return RUN_PLAN;
+    evict(k, s->slot);
+    s->unplannable = true; /* for good: MPI won on this machine, with this plan */
+    pcd_stats_algorithm(s->stats, "mpi(won_trial)");
+    return RUN_MPI_LOST;
+}
+
+/* A fresh plan's trial starts at the call after the one that made it (that one pays the plan's first touches). */
+static void trial_reset(struct shape *s) {
+    s->trial = 0;
+    s->trial_plan = s->trial_mpi = 0.0;
+}
+
 static int run_alltoall(struct slot *sl, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                         const struct pcd_signature *ssig, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                         const struct pcd_signature *rsig, bool in_place, int p, MPI_Comm comm) {
@@ -522,6 +554,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         return rc;
     }
     double t0 = now_if(s->stats);
+    bool made_now = false;
     if (s->slot < 0) {
         /* The shape's turn to be planned: on every rank at this call. */
         const size_t total = (size_t)key.n * (size_t)c->size;
@@ -558,8 +591,19 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         sl->pack_bytes = (size_t)key.n;
         s->slot = i;
         note_algorithm(s, sl->plan);
+        trial_reset(s);
+        made_now = true;
         t0 = now_if(s->stats); /* after_us is the time of running plans, not of making them */
     }
+    const enum trial_step step = made_now ? RUN_PLAN : trial_step(k, s, comm);
+    if (step == RUN_MPI_TIMED || step == RUN_MPI_LOST) {
+        double t1 = pcd_now();
+        int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        if (step == RUN_MPI_TIMED) s->trial_mpi += pcd_now() - t1;
+        pcd_stats_call(s->stats, false, since(s->stats, t0));
+        return rc;
+    }
+    const double t1 = step == RUN_PLAN_TIMED ? pcd_now() : 0.0;
     struct slot *sl = &k->slots[s->slot];
     sl->last_use = ++k->clock;
     sl->runs++;
@@ -573,6 +617,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         rc = run_alltoall(sl, sendbuf, sendcount, sendtype, &ssig, recvbuf, recvcount, recvtype, &rsig, in_place,
                           c->size, comm);
     }
+    if (step == RUN_PLAN_TIMED) s->trial_plan += pcd_now() - t1;
     pcd_stats_call(s->stats, true, since(s->stats, t0));
     return rc;
 }
@@ -650,6 +695,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         return rc;
     }
     double t0 = now_if(s->stats);
+    bool made_now = false;
     if (s->slot < 0) {
         const size_t bytes = (size_t)key.n * (size_t)base_size;
         int i = take_slot(k);
@@ -677,8 +723,19 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         sl->pack_bytes = bytes;
         s->slot = i;
         note_algorithm(s, sl->plan);
+        trial_reset(s);
+        made_now = true;
         t0 = now_if(s->stats); /* after_us is the time of running plans, not of making them */
     }
+    const enum trial_step step = made_now ? RUN_PLAN : trial_step(k, s, comm);
+    if (step == RUN_MPI_TIMED || step == RUN_MPI_LOST) {
+        double t1 = pcd_now();
+        int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+        if (step == RUN_MPI_TIMED) s->trial_mpi += pcd_now() - t1;
+        pcd_stats_call(s->stats, false, since(s->stats, t0));
+        return rc;
+    }
+    const double t1 = step == RUN_PLAN_TIMED ? pcd_now() : 0.0;
     struct slot *sl = &k->slots[s->slot];
     sl->last_use = ++k->clock;
     sl->runs++;
@@ -692,6 +749,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     } else {
         rc = run_allreduce(sl, sendbuf, recvbuf, count, datatype, &sig, in_place, comm);
     }
+    if (step == RUN_PLAN_TIMED) s->trial_plan += pcd_now() - t1;
     pcd_stats_call(s->stats, true, since(s->stats, t0));
     return rc;
 }
