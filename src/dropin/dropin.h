@@ -7,7 +7,8 @@
  *
  * Files: common.c (MPI_Init*, MPI_Finalize, settings, recursion guard, datatype signatures, per-communicator
  * state), blocking.c (online planning of blocking calls), persistent.c (MPI-4 persistent collectives as started
- * plans), report.c (statistics, the report at exit). */
+ * plans), progress.c (blocking point-to-point calls that advance started plans), report.c (statistics, the report
+ * at exit). */
 #ifndef PLANCOLL_DROPIN_H
 #define PLANCOLL_DROPIN_H
 
