@@ -7,7 +7,8 @@
  *
  * Files: common.c (MPI_Init*, MPI_Finalize, settings, recursion guard, datatype signatures, per-communicator
  * state), blocking.c (online planning of blocking calls), persistent.c (MPI-4 persistent collectives as started
- * plans), report.c (statistics, the report at exit). */
+ * plans), progress.c (blocking point-to-point calls that advance started plans), report.c (statistics, the report
+ * at exit). */
 #ifndef PLANCOLL_DROPIN_H
 #define PLANCOLL_DROPIN_H
 
@@ -135,6 +136,16 @@ void pcd_on_finalize(pcd_finalize_hook hook);
 static inline unsigned pcd_plan_flags(bool startable) {
     return pcd_settings.rigor_flags | (startable ? PLANCOLL_NONBLOCKING : 0u);
 }
+
+/* ---- Progress of started plans in blocking calls (persistent.c, progress.c) ------------------------ *
+ * MPI lets a started persistent collective progress while its process is blocked in any MPI call; the layer's
+ * started plans move only inside plancoll calls. While some plan is active, progress.c runs the blocking
+ * point-to-point calls as their nonblocking forms plus a loop that advances the plans (docs/dropin.md,
+ * "Progress in blocking calls"). */
+/* Whether one of the layer's plans is started and not yet seen complete in this process. O(1), no MPI call. */
+bool pcd_plans_active(void);
+/* Tests every active plan once (inside pcd_enter/pcd_leave); true when one completed. */
+bool pcd_advance_plans(void);
 
 /* ---- Statistics for the report at exit (report.c) ------------------------------------------------- *
  * One record per (collective, communicator size, shape) in this process, kept from its first call to MPI_Finalize:

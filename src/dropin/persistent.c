@@ -183,6 +183,10 @@ static bool advance_all(void) {
     return moved;
 }
 
+bool pcd_plans_active(void) { return n_active != 0; }
+
+bool pcd_advance_plans(void) { return advance_all(); }
+
 /* MPI's empty status (MPI-4.0 3.7.3): source MPI_ANY_SOURCE, tag MPI_ANY_TAG, count 0, not cancelled, and error
  * MPI_SUCCESS where MPI sets the field (the multiple-completion calls; single ones leave MPI_ERROR alone). */
 static void empty_status(MPI_Status *st, bool set_error) {
