@@ -72,6 +72,8 @@ struct slot {
     uint64_t last_use;
     uint64_t runs;      /* calls served, the one that made it included */
     struct shape *shape;
+    int trial;           /* alltoallv: its trial against MPI, as struct shape's (the slot is what the ranks agree on) */
+    double trial_plan, trial_mpi;
     void *spack, *rpack; /* packing buffers of non-contiguous layouts (alltoall, allreduce) */
     size_t pack_bytes;
 };
@@ -457,8 +459,9 @@ static int no_pack_memory(MPI_Comm comm) {
  * alternate between the plan and MPI, each timed, and at the call after them the ranks compare the slowest rank's
  * totals with one PMPI_Allreduce: the plan stays only if it was faster, else it is destroyed and the shape goes to
  * MPI from then on. Every step is counted in calls of the shape, which are the same on every rank (alltoall and
- * allreduce keys are agreed), so every rank takes the same branch at the same call. A program that calls a shape
- * fewer times never reaches the verdict and keeps the plan. */
+ * allreduce keys are agreed), so every rank takes the same branch at the same call; alltoallv counts the agreed
+ * uses of the plan's slot instead (MPI_Alltoallv). A program that calls a shape fewer times never reaches the
+ * verdict and keeps the plan. */
 enum { TRIAL_CALLS = 3 };
 enum trial_step { RUN_PLAN, RUN_PLAN_TIMED, RUN_MPI_TIMED, RUN_MPI_LOST };
 
@@ -837,6 +840,8 @@ static int plan_alltoallv(struct cache *k, struct shape *s, int p, const void *s
     }
     sl->coll = COLL_ALLTOALLV;
     sl->runs = 0;
+    sl->trial = 0;
+    sl->trial_plan = sl->trial_mpi = 0.0;
     sl->shape = NULL;
     if (s->mask == NULL) s->mask = calloc((size_t)k->words, sizeof *s->mask);
     if (s->mask) { /* without it this rank simply never finds the plan again: the vote then misses, agreed */
@@ -911,7 +916,37 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         if (vote[1 + w]) { /* a plan made with every rank's present shape */
             k->v_misses = 0;
             k->v_next_check = 0;
-            int rc = run_alltoallv(k, 64 * w + __builtin_ctzll(vote[1 + w]), sendbuf, recvbuf, in_place, comm);
+            const int i = 64 * w + __builtin_ctzll(vote[1 + w]);
+            struct slot *sl = &k->slots[i];
+            /* The trial against MPI (above MPI_Alltoall), counted in the slot's agreed uses. */
+            enum trial_step step = RUN_PLAN;
+            if (sl->trial >= 0 && sl->trial < 2 * TRIAL_CALLS) {
+                step = sl->trial++ % 2 ? RUN_MPI_TIMED : RUN_PLAN_TIMED;
+            } else if (sl->trial >= 0) {
+                sl->trial = -1;
+                double mine[2] = {sl->trial_plan, sl->trial_mpi}, slowest[2];
+                if (PMPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, comm) == MPI_SUCCESS &&
+                    slowest[0] >= slowest[1]) {
+                    evict(k, i);
+                    if (s) s->unplannable = true; /* s holds bit i on every rank: each drops its own shape */
+                    pcd_stats_algorithm(st, "mpi(won_trial)");
+                    step = RUN_MPI_LOST;
+                }
+            }
+            if (step == RUN_MPI_TIMED || step == RUN_MPI_LOST) {
+                if (step == RUN_MPI_TIMED) {
+                    sl->last_use = ++k->clock;
+                    sl->runs++;
+                }
+                double t1 = pcd_now();
+                int rc = PASS_ALLTOALLV();
+                if (step == RUN_MPI_TIMED) sl->trial_mpi += pcd_now() - t1;
+                pcd_stats_call(st, false, since(st, t0));
+                return rc;
+            }
+            const double t1 = step == RUN_PLAN_TIMED ? pcd_now() : 0.0;
+            int rc = run_alltoallv(k, i, sendbuf, recvbuf, in_place, comm);
+            if (step == RUN_PLAN_TIMED) sl->trial_plan += pcd_now() - t1;
             pcd_stats_call(st, true, since(st, t0));
             return rc;
         }
