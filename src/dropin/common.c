@@ -383,10 +383,20 @@ struct type_note {
     struct pcd_signature sig;
 };
 
+/* The last derived type analysed, so a program that calls with one derived type (the usual case) pays neither the
+ * envelope nor the attribute look-up again. Its handle can only be reused after MPI_Type_free, which deletes the
+ * attribute, and type_delete_fn forgets it then. */
+static MPI_Datatype last_derived = MPI_DATATYPE_NULL;
+static const struct type_note *last_note;
+
 static int type_delete_fn(MPI_Datatype type, int keyval, void *value, void *extra) {
     (void)type;
     (void)keyval;
     (void)extra;
+    if (value == last_note) {
+        last_note = NULL;
+        last_derived = MPI_DATATYPE_NULL;
+    }
     free(value);
     return MPI_SUCCESS;
 }
@@ -458,6 +468,11 @@ static bool describe(MPI_Datatype t, MPI_Datatype base, bool contiguous, struct 
 
 bool pcd_type_signature(MPI_Datatype t, struct pcd_signature *sig) {
     if (t == MPI_DATATYPE_NULL) return false;
+    if (t == last_derived && last_note != NULL) {
+        if (!last_note->single) return false;
+        *sig = last_note->sig;
+        return true;
+    }
     int ni, na, nd, combiner;
     if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
     if (combiner == MPI_COMBINER_NAMED) return describe(t, t, true, sig);
@@ -466,6 +481,8 @@ bool pcd_type_signature(MPI_Datatype t, struct pcd_signature *sig) {
     if (keyval_type != MPI_KEYVAL_INVALID && PMPI_Type_get_attr(t, keyval_type, &value, &flag) == MPI_SUCCESS &&
         flag) {
         const struct type_note *n = value;
+        last_derived = t;
+        last_note = n;
         if (!n->single) return false;
         *sig = n->sig;
         return true;
@@ -477,7 +494,12 @@ bool pcd_type_signature(MPI_Datatype t, struct pcd_signature *sig) {
     n->single = analyse(t, &base, &contiguous, 0) && describe(t, base, contiguous, &n->sig);
     bool single = n->single;
     if (single) *sig = n->sig;
-    if (keyval_type == MPI_KEYVAL_INVALID || PMPI_Type_set_attr(t, keyval_type, n) != MPI_SUCCESS) free(n);
+    if (keyval_type == MPI_KEYVAL_INVALID || PMPI_Type_set_attr(t, keyval_type, n) != MPI_SUCCESS) {
+        free(n);
+    } else {
+        last_derived = t;
+        last_note = n;
+    }
     return single;
 }
 
