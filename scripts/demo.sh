@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
+if [ -f build/build.ninja ]; then meson setup --reconfigure build -Dmpi=mpich >/dev/null; else meson setup build -Dmpi=mpich >/dev/null; fi
 ninja -C build >/dev/null
-exec mpiexec -n "${DEMO_RANKS:-2}" build/bench/plancoll-bench --rigor measure "$@"
+exec mpiexec.mpich -n "${DEMO_RANKS:-2}" build/bench/plancoll-bench --rigor measure "$@"

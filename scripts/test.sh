@@ -47,13 +47,13 @@ run_suite() {
 }
 
 start=$(date +%s)
-config_args=()
+config_args=(-Dmpi=mpich)
 run_suite build "$@"
 if [ "${PLANCOLL_SKIP_SANITIZERS:-0}" != "1" ]; then
   # MPICH and UCX keep allocations until exit that LeakSanitizer would report as plancoll's: leak checking
   # is left to the unit tests (no MPI) and to valgrind; ASan still checks every access.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-  config_args=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
+  config_args=(-Dmpi=mpich -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
   run_suite build-sanitize --suite unit --suite sanitize "$@"
 fi
 echo "test wall time: $(( $(date +%s) - start )) s"
