@@ -127,7 +127,16 @@ int tl_barrier(MPI_Comm comm)
 static void watchdog(int sig)
 {
     (void)sig;
+#ifndef MPICH_VERSION
+    /* The silent exit is for MPICH 4.0.2's known finalize hang over UCX tcp only: under another MPI a finalize
+     * that does not return is reported (a non-zero exit the runner fails). */
+    static const char msg[] = "watchdog: MPI_Finalize did not return (not tolerated outside MPICH)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+    }
+    _exit(tl_exit_code ? tl_exit_code : 3);
+#else
     _exit(tl_exit_code);
+#endif
 }
 
 int tl_finish(void)
