@@ -7,9 +7,10 @@ config_command() {
     local tcp=UCX_TLS=tcp,self
     # Open MPI: no cliques, so plancoll's own PLANCOLL_EMULATE_NODES (blocks) with MPI's traffic over the TCP BTL on
     # loopback (the ob1 PML); run as root in containers; --oversubscribe and yielding waits where ranks outnumber
-    # cores. The ompi- configurations need an Open MPI build (config_build_dir).
+    # cores; one-sided through osc sm,pt2pt (osc/rdma's MPI_Win_create fails over TCP). The ompi- configurations
+    # need an Open MPI build (config_build_dir).
     local ompi="OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
-    local ompi_tcp="OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo"
+    local ompi_tcp="OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_osc=sm,pt2pt"
     case $1 in
         1n2p) echo "env mpiexec.mpich -n 2" ;;
         1n3p) echo "env mpiexec.mpich -n 3" ;;

@@ -19,7 +19,7 @@ fi
 #   MPICH:    K (round robin) and K:block are MPICH's cliques (MPIR_CVAR_NUM_CLIQUES, MPIR_CVAR_CLIQUES_BY_BLOCK)
 #             over UCX tcp; K:emulate is plancoll's own PLANCOLL_EMULATE_NODES (blocks) with MPI over UCX tcp.
 #   Open MPI: no cliques: K:block and K:emulate are PLANCOLL_EMULATE_NODES=K with the ob1 PML over the TCP BTL
-#             (loopback); round-robin nodes do not exist there: returns 2.
+#             (loopback), one-sided through osc sm,pt2pt; round-robin nodes do not exist there: returns 2.
 # K <= 1 leaves PLANCOLL_EMULATE_NODES as the caller set it (a test may set it itself).
 pc_emulate_nodes() {
   unset MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK
@@ -27,7 +27,11 @@ pc_emulate_nodes() {
   [ "$k" -gt 1 ] || return 0
   if [ "$PLANCOLL_MPI" = openmpi ]; then
     case "$spec" in *:block|*:emulate) ;; *) return 2 ;; esac
-    export PLANCOLL_EMULATE_NODES=$k OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo
+    # One-sided: with the TCP BTL, Open MPI 4.1.4 selects osc/rdma, whose MPI_Win_create then fails (MPI_ERR_WIN);
+    # osc/sm serves the shared windows (MPI_Win_allocate_shared), osc/pt2pt the created ones (not under
+    # MPI_THREAD_MULTIPLE: pt2pt refuses it, so the progress-thread runs stay on one node).
+    export PLANCOLL_EMULATE_NODES=$k OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo \
+      OMPI_MCA_osc=sm,pt2pt
   else
     export UCX_TLS=tcp,self
     case "$spec" in
