@@ -84,8 +84,8 @@ def call_problems(build):
             if target is None:
                 continue  # MPI, libc, hwloc: outside src/
             dst_folder = target.split(os.sep)[0]
-            if dst_folder == "dropin" and sym.startswith("MPI_"):
-                continue  # the drop-in layer's interpositions of MPI's own names: MPI's functions to the library
+            if dst_folder == "dropin" and sym.startswith(("MPI_", "MPIX_")):
+                continue  # the drop-in layer's interpositions of MPI's own names (MPIX_: Open MPI's extensions)
             if src_folder == "dropin" and sym.startswith("plancoll_"):
                 continue  # the public API, exported from whichever folder defines it
             if dst_folder != src_folder and dst_folder not in ALLOWED.get(src_folder, set()):
