@@ -29,7 +29,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 for i in $(seq 1 "$runs"); do
   # the output is complete before MPI_Finalize; a finalize hang over UCX tcp is cut by the timeout
-  timeout 120 mpiexec -n "$np" "$probe" >"$dir/run$i.out" 2>"$dir/run$i.err"
+  timeout 120 mpiexec.mpich -n "$np" "$probe" >"$dir/run$i.out" 2>"$dir/run$i.err"
   if ! grep -q '^model calibrated 1' "$dir/run$i.out"; then
     echo "run $i: no calibrated model in the output" >&2; cat "$dir/run$i.err" >&2; exit 2
   fi

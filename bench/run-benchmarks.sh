@@ -45,6 +45,7 @@ if [ ! -x "$bench" ]; then
     exit 1
 fi
 [ "$configs" = all ] && configs=$all_configurations
+[ "$configs" = ompi ] && configs=$ompi_configurations
 mkdir -p "$results"
 # which code was measured (a dirty tree says so)
 revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
@@ -57,6 +58,8 @@ for config in "${config_list[@]}"; do
         echo "run-benchmarks: unknown configuration '$config'" >&2
         exit 2
     fi
+    # an ompi- configuration runs the Open MPI build's binary unless PLANCOLL_BENCH names one
+    [ -n "${PLANCOLL_BENCH:-}" ] || bench=$root/$(config_build_dir "$config")/bench/plancoll-bench
     for coll in "${collectives[@]}"; do
         runs=()
         case $coll in

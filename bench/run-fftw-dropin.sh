@@ -86,8 +86,8 @@ done
 launch_command() {
     local tcp=UCX_TLS=tcp,self
     case $1 in
-        3n7p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=3 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec -n 7" ;;
-        3n7p-tcp-rr) echo "env MPIR_CVAR_NUM_CLIQUES=3 $tcp mpiexec -n 7" ;;
+        3n7p-tcp) echo "env MPIR_CVAR_NUM_CLIQUES=3 MPIR_CVAR_CLIQUES_BY_BLOCK=1 $tcp mpiexec.mpich -n 7" ;;
+        3n7p-tcp-rr) echo "env MPIR_CVAR_NUM_CLIQUES=3 $tcp mpiexec.mpich -n 7" ;;
         *) config_command "$1" ;;
     esac
 }

@@ -65,6 +65,8 @@ for config in "${config_list[@]}"; do
         echo "run-regret: unknown configuration '$config'" >&2
         exit 2
     fi
+    # an ompi- configuration runs the Open MPI build's binary unless PLANCOLL_REGRET names one
+    [ -n "${PLANCOLL_REGRET:-}" ] || program=$root/$(config_build_dir "$config")/bench/plancoll-regret
     stem="$results/$config-regret-seed$seed"
     args=(--seed "$seed" --count "$count" "${quick[@]}" --config "$config" --revision "$revision" --json "$stem.json"
           "${extra[@]}")

@@ -360,6 +360,11 @@ PLANCOLL_API int plancoll_free(void *ptr);
  *     run the plan at hand is PLANCOLL_ERR_INAPPLICABLE. `plancoll-bench --list` prints the names.
  * PLANCOLL_WAIT=spin|yield|auto      how the library waits (auto: yield at once when a node holds more
  *     ranks than cores, else spin briefly then yield).
+ * PLANCOLL_EMULATE_NODES=K          testing: plancoll sees the ranks of each host as K nodes of consecutive
+ *     ranks (by position among the host's MPI_COMM_WORLD ranks, so every communicator sees the same nodes; uneven
+ *     splits put the larger blocks first, as MPICH's MPIR_CVAR_NUM_CLIQUES=K with MPIR_CVAR_CLIQUES_BY_BLOCK=1).
+ *     Read once, at the first plan; not a positive integer, more than a host's ranks, or different on different
+ *     ranks: every plan fails with PLANCOLL_ERR_ENV on every rank.
  * PLANCOLL_VERBOSE=1                 rank 0 prints the planner's candidates and decision to stderr.
  * PLANCOLL_WISDOM=path               a wisdom file used automatically. Read at the process's first plan creation,
  *     collectively over that plan's communicator (its rank 0 reads the file, its ranks import it; ranks whose

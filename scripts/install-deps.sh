@@ -9,6 +9,13 @@ packages=(mpich libmpich-dev libhwloc-dev libnuma-dev libcmocka-dev meson ninja-
 # library) proves that Fortran programs' collectives reach the layer; meson builds it only when a Fortran compiler
 # is found, and installing it here makes CI build and run it.
 packages+=(gfortran)
+# libopenmpi-dev openmpi-bin: plancoll is built and tested against Open MPI 4.1.4 as well as MPICH
+# (scripts/test.sh's build-openmpi pass, meson -Dmpi=openmpi); both MPIs live side by side, every tool named by
+# flavour (mpicc.openmpi, mpiexec.openmpi).
+packages+=(libopenmpi-dev openmpi-bin)
+# python3-mpi4py python3-numpy python3-pytest: the Python binding and its tests (mpi4py is Debian's, built on Open
+# MPI; Debian's /usr/bin/python3 has them, a pyenv python3 on PATH does not).
+packages+=(python3-mpi4py python3-numpy python3-pytest)
 # clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
 packages+=(clang)
 missing=()

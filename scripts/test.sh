@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test: the unit tests, the MPI tests at P in
-# {1,2,3,4,5,7,8} and on 2-3 emulated nodes, and then the unit tests and every MPI program at 3 ranks and at
-# 5 ranks on 2 nodes again under AddressSanitizer and UndefinedBehaviorSanitizer (PLANCOLL_SKIP_SANITIZERS=1 skips that pass). Ends with one line
-# "N passed, N failed" over everything it ran. Extra arguments go to `meson test` (e.g. --suite unit).
+# Installs what is missing, builds, and runs every test under both MPIs:
+#   build/            MPICH 4.0.2: the unit tests, the MPI tests at P in {1,2,3,4,5,7,8} and on 2-3 emulated nodes
+#                     (MPICH's cliques, round robin and in blocks);
+#   build-openmpi/    Open MPI 4.1.4: the lean matrix (meson option test_matrix, lean by default there): every MPI
+#                     program with every algorithm forced at 1, 2, 3, 5 ranks on one node, 4 on 2 nodes, 5 on 2
+#                     (3+2) and 7 on 3 (3+2+2), nodes emulated by PLANCOLL_EMULATE_NODES over TCP, plus the drop-in
+#                     layer and the examples (the unit tests and the fuzzer do not depend on the MPI: run once);
+#   build-sanitize/   MPICH only: the unit tests and every MPI program at 3 ranks and at 5 ranks on 2 nodes again
+#                     under AddressSanitizer and UndefinedBehaviorSanitizer.
+# PLANCOLL_SKIP_OPENMPI=1 and PLANCOLL_SKIP_SANITIZERS=1 skip those passes. Ends with one line "N passed, N failed"
+# over everything it ran. Extra arguments go to `meson test` (e.g. --suite unit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
@@ -49,6 +56,12 @@ run_suite() {
 start=$(date +%s)
 config_args=(-Dmpi=mpich)
 run_suite build "$@"
+mpich_end=$(date +%s)
+if [ "${PLANCOLL_SKIP_OPENMPI:-0}" != "1" ]; then
+  config_args=(-Dmpi=openmpi)
+  run_suite build-openmpi --no-suite unit --no-suite fuzz "$@"
+fi
+ompi_end=$(date +%s)
 if [ "${PLANCOLL_SKIP_SANITIZERS:-0}" != "1" ]; then
   # MPICH and UCX keep allocations until exit that LeakSanitizer would report as plancoll's: leak checking
   # is left to the unit tests (no MPI) and to valgrind; ASan still checks every access.
@@ -56,6 +69,6 @@ if [ "${PLANCOLL_SKIP_SANITIZERS:-0}" != "1" ]; then
   config_args=(-Dmpi=mpich -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
   run_suite build-sanitize --suite unit --suite sanitize "$@"
 fi
-echo "test wall time: $(( $(date +%s) - start )) s"
+echo "test wall time: $(( $(date +%s) - start )) s (MPICH $(( mpich_end - start )) s, Open MPI $(( ompi_end - mpich_end )) s, sanitizers $(( $(date +%s) - ompi_end )) s)"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ] && [ $status -eq 0 ]

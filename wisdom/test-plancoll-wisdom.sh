@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # test-plancoll-wisdom.sh TOOL RUNNER: the plancoll-wisdom tool end to end on one node (3 and 2 ranks): precompute,
 # show, check (valid, stale, corrupt, missing), plan from -i wisdom, merge (and a refused merge), bad signatures.
-# The launcher of the MPI the build used (meson's default test setup sets it); by hand: mpiexec.mpich.
-PLANCOLL_MPIEXEC=${PLANCOLL_MPIEXEC:-mpiexec.mpich}
 set -u
+# The launcher of the MPI the build used and its environment (meson's default test setup names it).
+. "$(cd "$(dirname "$0")" && pwd)/../tests/mpi/mpi-launch.sh"
 tool=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-unset PLANCOLL_WISDOM PLANCOLL_ALGORITHM MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK
+unset PLANCOLL_WISDOM PLANCOLL_ALGORITHM MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK PLANCOLL_EMULATE_NODES
 fail() { echo "FAIL: $*"; exit 1; }
 # expect CODE CMD...: runs CMD, shows its output, fails unless it exits with CODE
 expect() {
@@ -18,7 +18,7 @@ expect() {
   [ "$got" -eq "$want" ] || fail "'$*' exited $got, expected $want"
 }
 
-expect 0 timeout 120 "$PLANCOLL_MPIEXEC" -n 3 "$tool" -o "$dir/a.wisdom" alltoall:64 allreduce:double:sum:100 \
+expect 0 timeout 120 "${mpiexec_cmd[@]}" -n 3 "$tool" -o "$dir/a.wisdom" alltoall:64 allreduce:double:sum:100 \
   alltoallv:uniform:32 alltoallv:random:64:7 alltoall:int:8:inplace
 grep -q 'alltoall:64 .* measured among' "$dir/out" || fail "no measured alltoall line"
 [ "$(grep -c '^record ' "$dir/a.wisdom")" -eq 5 ] || fail "expected 5 records in a.wisdom"
@@ -45,13 +45,13 @@ expect 2 "$tool" check "$dir/missing.wisdom"
 expect 2 "$tool" show "$dir/cut.wisdom"
 
 # planning from existing wisdom: a hit, and the output keeps what it was given
-expect 0 timeout 120 "$PLANCOLL_MPIEXEC" -n 3 "$tool" -i "$dir/a.wisdom" -o "$dir/c.wisdom" alltoall:64
+expect 0 timeout 120 "${mpiexec_cmd[@]}" -n 3 "$tool" -i "$dir/a.wisdom" -o "$dir/c.wisdom" alltoall:64
 grep -q 'alltoall:64 .* wisdom among' "$dir/out" || fail "-i: the plan did not come from wisdom"
 [ "$(grep '^record ' "$dir/a.wisdom")" = "$(grep '^record ' "$dir/c.wisdom")" ] || fail "-i/-o changed the records"
-expect 1 timeout 120 "$PLANCOLL_MPIEXEC" -n 3 "$tool" -i "$dir/stale.wisdom" alltoall:64
+expect 1 timeout 120 "${mpiexec_cmd[@]}" -n 3 "$tool" -i "$dir/stale.wisdom" alltoall:64
 
 # another job size, then the union
-expect 0 timeout 120 "$PLANCOLL_MPIEXEC" -n 2 "$tool" -p -o "$dir/b.wisdom" allreduce:int:max:10
+expect 0 timeout 120 "${mpiexec_cmd[@]}" -n 2 "$tool" -p -o "$dir/b.wisdom" allreduce:int:max:10
 grep -q '^record allreduce:P=2:.* rigor=patient ' "$dir/b.wisdom" || fail "-p: no patient record"
 expect 0 "$tool" merge -o "$dir/m.wisdom" "$dir/a.wisdom" "$dir/b.wisdom"
 [ "$(grep -c '^record ' "$dir/m.wisdom")" -eq 6 ] || fail "merge: expected 6 records"
@@ -83,7 +83,7 @@ got=$(grep -c '^record ' "$dir/acc.wisdom")
 # usage errors (the same on every rank under mpiexec)
 expect 3 "$tool" merge
 expect 3 "$tool" check
-expect 3 timeout 60 "$PLANCOLL_MPIEXEC" -n 2 "$tool" alltoall:lots
+expect 3 timeout 60 "${mpiexec_cmd[@]}" -n 2 "$tool" alltoall:lots
 grep -q "signature 'alltoall:lots'" "$dir/out" || fail "bad signature message"
 # (signatures are checked before MPI_Init: no mpiexec needed to see the rest refused)
 expect 3 "$tool" allreduce:double:avg:4

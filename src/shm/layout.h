@@ -111,6 +111,22 @@ void pc_topology_numa(int *num_domains, int *domain);
 /* The fallback when binding is unknown: node ranks dealt over domains in blocks. */
 int pc_numa_by_rank(int node_rank, int node_size, int num_domains);
 
+/* PLANCOLL_EMULATE_NODES=K (a testing override, like MPICH's MPIR_CVAR_NUM_CLIQUES=K with
+ * MPIR_CVAR_CLIQUES_BY_BLOCK=1, for MPIs that have no such switch): the ranks of each host are split into K
+ * blocks of consecutive ranks, each an emulated node. Read once per process (the first call); the census
+ * (census.c) agrees it across ranks. */
+struct pc_emulation {
+    int nodes;            /* K; 0 when unset or empty, -1 when not a positive integer */
+    const char *text;     /* the variable's text (NULL when unset), for messages */
+    int host_rank;        /* this process's position among its host's MPI_COMM_WORLD ranks, from the launcher */
+    int host_size;        /* (Open MPI's OMPI_COMM_WORLD_LOCAL_*, MPICH Hydra's MPI_LOCAL*); -1 when not given */
+};
+const struct pc_emulation *pc_emulation_setting(void);
+/* The block (emulated node, 0 .. k-1) of the process at position host_rank of host_size, by MPICH's rule for
+ * cliques by block: the first host_size % k blocks hold one rank more than the others (5 on 2: 3+2; 8 on 3:
+ * 3+3+2). Requires 0 <= host_rank < host_size and 1 <= k <= host_size. */
+int pc_emulated_block(int host_rank, int host_size, int k);
+
 /* Node barrier driven by a sequence number: no reset, safe for any number of back-to-back calls. */
 void pc_node_barrier(struct pc_layout *layout);
 

@@ -128,7 +128,16 @@ __attribute__((unused)) static int dh_same_everywhere(const void *buf, int bytes
 static void dh_watchdog(int sig)
 {
     (void)sig;
+#ifndef MPICH_VERSION
+    /* The silent exit is for MPICH 4.0.2's known finalize hang over UCX tcp only: under another MPI a finalize
+     * that does not return is reported (a non-zero exit the runner fails). */
+    static const char msg[] = "watchdog: MPI_Finalize did not return (not tolerated outside MPICH)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+    }
+    _exit(dh_exit_code ? dh_exit_code : 3);
+#else
     _exit(dh_exit_code);
+#endif
 }
 
 /* Sums failures over ranks; rank 0 prints the verdict; finalizes. Returns the process exit code. */
@@ -136,10 +145,11 @@ __attribute__((unused)) static int dh_finish(void)
 {
     long local[2] = {dh_failures, dh_checks}, total[2] = {0, 0};
     if (dh_allreduce(local, total, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS) total[0] = 1;
-    const char *cliques = getenv("MPIR_CVAR_NUM_CLIQUES");
+    const char *cliques = getenv("MPIR_CVAR_NUM_CLIQUES"), *emulate = getenv("PLANCOLL_EMULATE_NODES");
     if (dh_rank == 0)
-        printf("plancoll-test %s P=%d cliques=%s: %s (%ld checks, %ld failed)\n", dh_name, dh_size,
-               cliques ? cliques : "1", total[0] == 0 ? "PASS" : "FAIL", total[1], total[0]);
+        printf("plancoll-test %s P=%d cliques=%s%s%s: %s (%ld checks, %ld failed)\n", dh_name, dh_size,
+               cliques ? cliques : "1", emulate ? " emulate_nodes=" : "", emulate ? emulate : "",
+               total[0] == 0 ? "PASS" : "FAIL", total[1], total[0]);
     fflush(stdout);
     fflush(stderr);
     dh_exit_code = total[0] == 0 ? 0 : 1;

@@ -11,7 +11,7 @@
 # alltoall,alltoallv,allreduce or alltoall_init,...), a line collective=<name> with planned_calls > 0.
 # With --bad-env, two more runs under the layer with a bad environment must still PASS (the layer turns itself
 # off and passes every call to MPI) and print the "plancoll-dropin:" message: PLANCOLL_DROPIN_AFTER=abc, and
-# PLANCOLL_DROPIN_AFTER differing across ranks (rank r gets r+1, set from hydra's PMI_RANK by a wrapper).
+# PLANCOLL_DROPIN_AFTER differing across ranks (rank r gets r+1, set from the launcher's rank variable by a wrapper).
 # --layer-env sets a variable for the second run only (e.g. PLANCOLL_DROPIN_MAX_PLANS=1: evictions).
 # The layer: --launcher PATH (the build tree's src/dropin/plancoll-run), else $PLANCOLL_RUN.
 set -u
@@ -95,10 +95,11 @@ if [ $bad_env -eq 1 ]; then
     failed=1
   fi
   echo "== under the layer, PLANCOLL_DROPIN_AFTER = rank + 1"
-  # hydra gives every rank PMI_RANK; the wrapper runs before the launcher, so the value differs per rank
+  # the launcher gives every rank its rank (MPICH's hydra PMI_RANK, Open MPI's OMPI_COMM_WORLD_RANK); the wrapper
+  # runs before the layer's launcher, so the value differs per rank
   cat >"$tmp/per-rank" <<'WRAP'
 #!/bin/sh
-PLANCOLL_DROPIN_AFTER=$((${PMI_RANK:-0} + 1))
+PLANCOLL_DROPIN_AFTER=$((${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-0}} + 1))
 export PLANCOLL_DROPIN_AFTER
 exec "$@"
 WRAP

@@ -23,7 +23,7 @@ program test_dropin_fortran_f08
   integer :: local(2), total(2)
   integer, allocatable :: isend(:), irecv(:), sc(:), sd(:), rc(:), rd(:)
   double precision, allocatable :: dsend(:), drecv(:)
-  character(len=32) :: cliques
+  character(len=64) :: cliques, emulate
   integer :: clen, cstat, dummy
 
   call MPI_Init()
@@ -126,6 +126,8 @@ program test_dropin_fortran_f08
   if (me == 0) then
     call get_environment_variable('MPIR_CVAR_NUM_CLIQUES', cliques, clen, cstat)
     if (cstat /= 0) cliques = '1'
+    call get_environment_variable('PLANCOLL_EMULATE_NODES', emulate, clen, cstat)
+    if (cstat == 0) cliques = trim(cliques) // ' emulate_nodes=' // trim(emulate)
     if (total(1) == 0) then
       write (*, '(a,i0,a,a,a,i0,a)') 'plancoll-test dropin-fortran-f08 P=', np, ' cliques=', trim(cliques), &
         ': PASS (', total(2), ' checks, 0 failed)'

@@ -5,11 +5,11 @@
 # every job's RECORDS records and its model, and the record of the key all jobs hold must be the one the file
 # merge rule picks (the smallest measured time: job 0's) whichever job wrote last. Without the file's lock the
 # last writer wins and the others' records are lost. Defaults: 8 jobs, 4 rounds, 3 records.
-# The launcher of the MPI the build used (meson's default test setup sets it); by hand: mpiexec.mpich.
-PLANCOLL_MPIEXEC=${PLANCOLL_MPIEXEC:-mpiexec.mpich}
 set -u
+# The launcher of the MPI the build used and its environment (meson's default test setup names it).
+. "$(cd "$(dirname "$0")" && pwd)/mpi-launch.sh"
 prog=$1; jobs=${2:-8}; rounds=${3:-4}; records=${4:-3}
-unset MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK PLANCOLL_ALGORITHM
+unset MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK PLANCOLL_EMULATE_NODES PLANCOLL_ALGORITHM
 export PLANCOLL_CALIBRATE=0
 dir=$(mktemp -d)
 pids=()
@@ -25,7 +25,7 @@ for ((round = 1; round <= rounds; round++)); do
   export PLANCOLL_WISDOM=$rdir/shared.wisdom
   pids=()
   for ((j = 0; j < jobs; j++)); do
-    timeout 120 "$PLANCOLL_MPIEXEC" -n 1 "$prog" "$j" "$jobs" "$records" "$rdir" >"$rdir/job-$j.out" 2>&1 &
+    timeout 120 "${mpiexec_cmd[@]}" -n 1 "$prog" "$j" "$jobs" "$records" "$rdir" >"$rdir/job-$j.out" 2>&1 &
     pids+=($!)
   done
   for ((j = 0; j < jobs; j++)); do

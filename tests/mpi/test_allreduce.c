@@ -490,11 +490,11 @@ static void run_params(const char *forced)
     test_heap(1001, PLANCOLL_ESTIMATE);
 }
 
-/* Emulated nodes as MPI_Comm_split_type sees them (not as plancoll does). */
+/* Emulated nodes as MPI_Comm_split_type sees them, split by PLANCOLL_EMULATE_NODES (tl_split_node; not as plancoll does). */
 static void find_nodes(void)
 {
     MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    tl_split_node(MPI_COMM_WORLD, tl_rank, &node);
     int first = tl_rank;
     tl_allreduce(&tl_rank, &first, 1, MPI_INT, MPI_MIN, node);
     int *firsts = malloc(sizeof(int) * (size_t)tl_size);

@@ -903,11 +903,11 @@ static void check_refused(MPI_Datatype type, const char *type_name, enum op o)
     TL_CHECK(untouched, "%s on %s was refused but wrote the receive buffer", op_names[o], type_name);
 }
 
-/* Emulated nodes as MPI_Comm_split_type sees them. */
+/* Emulated nodes as MPI_Comm_split_type sees them, split by PLANCOLL_EMULATE_NODES (tl_split_node). */
 static int count_nodes(void)
 {
     MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    tl_split_node(MPI_COMM_WORLD, tl_rank, &node);
     int node_rank, leaders = 0;
     MPI_Comm_rank(node, &node_rank);
     int is_leader = node_rank == 0;

@@ -288,7 +288,7 @@ int main(int argc, char **argv)
     };
     MPI_Comm node;
     int node_size;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    tl_split_node(MPI_COMM_WORLD, 0, &node);
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
     const bool multi_node = node_size < tl_size; /* the same on every rank: one node holds all or none */

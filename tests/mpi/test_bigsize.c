@@ -542,7 +542,7 @@ int main(int argc, char **argv)
 
     MPI_Comm node;
     int node_size = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    tl_split_node(MPI_COMM_WORLD, tl_rank, &node);
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
 #if !PC_HAVE_MPI_LARGE_COUNT

@@ -116,7 +116,7 @@ int main(int argc, char **argv)
          * plancoll_fprint_plan's model line shows the ratios */
         int node0_size; /* the ranks of rank 0's node (node 0 of the layout), from MPI's own split */
         MPI_Comm node;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        tl_split_node(comm, 0, &node);
         MPI_Comm_size(node, &node0_size);
         MPI_Comm_free(&node);
         MPI_Bcast(&node0_size, 1, MPI_INT, 0, comm);

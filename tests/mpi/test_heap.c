@@ -605,7 +605,7 @@ int main(int argc, char **argv)
     int high_water_iterations = argc > 1 ? atoi(argv[1]) : 40;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    tl_split_node(comm, tl_rank, &node);
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
 

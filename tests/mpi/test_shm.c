@@ -12,15 +12,15 @@
 #include "shm/segment.h"
 #include "testlib.h"
 
-/* The layout of comm against MPI_Comm_split_type on comm itself (the layout of a communicator other than the
- * first comes from the census, without calling it). */
+/* The layout of comm against MPI_Comm_split_type on comm itself, split by PLANCOLL_EMULATE_NODES (tl_split_node)
+ * (the layout of a communicator other than the first comes from the census, without calling it). */
 static void check_layout(struct pc_layout *L, MPI_Comm comm, int expect_numa)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     MPI_Comm node;
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    tl_split_node(comm, rank, &node);
     int nrank, nsize, lowest = rank;
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);

@@ -294,7 +294,7 @@ static void test_transpose(void)
 int main(int argc, char **argv)
 {
     tl_init(&argc, &argv, "shmlimit");
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
+    tl_split_node(MPI_COMM_WORLD, tl_rank, &node);
     MPI_Comm_rank(node, &nrank);
     MPI_Comm_size(node, &nsize);
     int leader = nrank == 0, nnodes = 0;

@@ -172,7 +172,7 @@ static void run_case(MPI_Comm comm, ptrdiff_t n0, ptrdiff_t n1, const struct ele
         plan_text(p, text, sizeof text);
         int node_size = 1;
         MPI_Comm node;
-        MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        tl_split_node(comm, 0, &node);
         MPI_Comm_size(node, &node_size);
         MPI_Comm_free(&node);
         /* in place with no output rows overwrites nothing, so peers may read that input in place too */

@@ -45,6 +45,19 @@ int tl_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, MP
 int tl_allgather(const void *in, int n, MPI_Datatype t, void *out, MPI_Comm comm);
 int tl_barrier(MPI_Comm comm);
 
+/* Nodes as the tests expect plancoll to see them: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) (MPICH's cliques
+ * included), each node further split into PLANCOLL_EMULATE_NODES blocks of its host's consecutive world ranks
+ * when that is set (computed here independently of plancoll). Collective over comm; ranks ordered by key. */
+int tl_split_node(MPI_Comm comm, int key, MPI_Comm *node);
+/* The emulated node (block) of the rank at host_rank among host_size ranks, k blocks: the first host_size % k
+ * blocks hold one rank more. */
+int tl_emulated_node(int host_rank, int host_size, int k);
+/* This rank's place among the world ranks of its host (by processor name), found at tl_init when
+ * PLANCOLL_EMULATE_NODES is set (else 0 of 1). */
+extern int tl_host_rank, tl_host_size;
+/* Finds them now (collective over MPI_COMM_WORLD). */
+void tl_find_host_position(void);
+
 /* Names of the registered algorithms of a collective ("alltoall", ...); returns how many. */
 int tl_algorithms(const char *collective, const char **names, int max);
 /* Sets PLANCOLL_ALGORITHM (NULL unsets). */
