@@ -138,6 +138,15 @@ static inline unsigned pcd_plan_flags(bool startable) {
     return pcd_settings.rigor_flags | (startable ? PLANCOLL_NONBLOCKING : 0u);
 }
 
+/* ---- The blocking calls by internal names (blocking.c: aliases of its MPI_Alltoall, ...) ------------ *
+ * For fortran.c, whose Fortran entry points (where the MPI's Fortran bindings call PMPI directly) end up in the
+ * layer's C definitions without going through the global MPI_* symbols. */
+int pcd_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm);
+int pcd_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int pcd_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
 /* ---- Progress of started plans in blocking calls (persistent.c, progress.c) ------------------------ *
  * MPI lets a started persistent collective progress while its process is blocked in any MPI call; the layer's
  * started plans move only inside plancoll calls. While some plan is active, progress.c runs the blocking
