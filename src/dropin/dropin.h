@@ -8,7 +8,7 @@
  * Files: common.c (MPI_Init*, MPI_Finalize, settings, recursion guard, datatype signatures, per-communicator
  * state), blocking.c (online planning of blocking calls), persistent.c (MPI-4 persistent collectives as started
  * plans), progress.c (blocking point-to-point calls that advance started plans), report.c (statistics, the report
- * at exit). */
+ * at exit), fortran.c (the Fortran collectives, where the MPI's Fortran bindings call PMPI directly). */
 #ifndef PLANCOLL_DROPIN_H
 #define PLANCOLL_DROPIN_H
 
