@@ -971,3 +971,16 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     return rc;
 #undef PASS_ALLTOALLV
 }
+
+/* dropin.h: the internal names fortran.c calls (hidden: they add no symbol to the library's interface). */
+__attribute__((visibility("hidden"))) int pcd_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                                        MPI_Comm comm) __attribute__((alias("MPI_Alltoall")));
+__attribute__((visibility("hidden"))) int pcd_alltoallv(const void *sendbuf, const int sendcounts[],
+                                                         const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                                         const int recvcounts[], const int rdispls[],
+                                                         MPI_Datatype recvtype, MPI_Comm comm)
+    __attribute__((alias("MPI_Alltoallv")));
+__attribute__((visibility("hidden"))) int pcd_allreduce(const void *sendbuf, void *recvbuf, int count,
+                                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+    __attribute__((alias("MPI_Allreduce")));

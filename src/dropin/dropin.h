@@ -8,7 +8,7 @@
  * Files: common.c (MPI_Init*, MPI_Finalize, settings, recursion guard, datatype signatures, per-communicator
  * state), blocking.c (online planning of blocking calls), persistent.c (MPI-4 persistent collectives as started
  * plans), progress.c (blocking point-to-point calls that advance started plans), report.c (statistics, the report
- * at exit). */
+ * at exit), fortran.c (the Fortran collectives, where the MPI's Fortran bindings call PMPI directly). */
 #ifndef PLANCOLL_DROPIN_H
 #define PLANCOLL_DROPIN_H
 
@@ -137,6 +137,15 @@ void pcd_on_finalize(pcd_finalize_hook hook);
 static inline unsigned pcd_plan_flags(bool startable) {
     return pcd_settings.rigor_flags | (startable ? PLANCOLL_NONBLOCKING : 0u);
 }
+
+/* ---- The blocking calls by internal names (blocking.c: aliases of its MPI_Alltoall, ...) ------------ *
+ * For fortran.c, whose Fortran entry points (where the MPI's Fortran bindings call PMPI directly) end up in the
+ * layer's C definitions without going through the global MPI_* symbols. */
+int pcd_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm);
+int pcd_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int pcd_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
 /* ---- Progress of started plans in blocking calls (persistent.c, progress.c) ------------------------ *
  * MPI lets a started persistent collective progress while its process is blocked in any MPI call; the layer's

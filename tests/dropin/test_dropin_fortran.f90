@@ -15,6 +15,12 @@
 ! mpi_waitall_f08_ PMPI_Waitall (and the other completion calls likewise). Under mpi_f08 a C-level layer
 ! therefore sees the collectives but neither MPI_Init/MPI_Finalize nor the starts and completions of its
 ! persistent requests.
+! Open MPI 4.1.4 differs again (nm -D / objdump -d of libmpi_mpifh.so and libmpi_usempif08.so): mpi_alltoall_ (and
+! mpi_alltoall_f08_ through ompi_alltoall_f) convert the handles and call PMPI_Alltoall directly, as its
+! mpi_init_, mpi_finalize_, mpi_comm_free_, mpix_*_init_, mpi_start_ and mpi_wait_ call their PMPI_ functions:
+! there the layer defines the Fortran collectives itself (src/dropin/fortran.c) and sees no other Fortran call.
+! Both MPIs: the in-place alltoall and allreduce check the Fortran MPI_IN_PLACE, and the sub-communicator part
+! that plans are released when MPI_COMM_FREE does not pass through the layer.
 program test_dropin_fortran
   use mpi
   implicit none
@@ -32,6 +38,7 @@ program test_dropin_fortran
   double precision, allocatable :: dsend(:), drecv(:)
   character(len=64) :: cliques, emulate
   integer :: clen, cstat, dummy
+  integer :: sub, subsize
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, me, ierr)
@@ -140,10 +147,47 @@ program test_dropin_fortran
     do k = 0, 3
       call check(irecv(k) == sumval(k, iter), 'MPI_ALLREDUCE in place: wrong element')
     end do
+
+    ! alltoall in place: the Fortran MPI_IN_PLACE is an MPI-specific sentinel address (Open MPI: its
+    ! mpi_fortran_in_place_ common symbol), which a layer taking Fortran calls itself must recognise
+    iter = iter + 1
+    do s = 0, np - 1
+      do k = 0, 1
+        irecv(2*s + k) = val(me, s, k, iter)
+      end do
+    end do
+    irecv(2*np) = sentinel
+    call MPI_ALLTOALL(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, irecv, 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_ALLTOALL in place returned an error')
+    do s = 0, np - 1
+      do k = 0, 1
+        call check(irecv(2*s + k) == val(s, me, k, iter), 'MPI_ALLTOALL in place: wrong element')
+      end do
+    end do
+    call check(irecv(2*np) == sentinel, 'MPI_ALLTOALL in place: wrote past the end')
   end do
 
   ! the verdict (MPI_REDUCE: not a call the layer takes), then finalize under a watchdog: MPICH 4.0.2 over
   ! UCX tcp sometimes hangs in MPI_Finalize (tests/dropin/dropin_harness.h); SIGALRM's default action ends it
+  ! a sub-communicator planned on and freed: the layer releases its plans collectively inside MPI_COMM_FREE (from
+  ! its attribute's delete callback where the Fortran MPI_COMM_FREE calls PMPI directly)
+  call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(me, 2), me, sub, ierr)
+  call MPI_COMM_SIZE(sub, subsize, ierr)
+  call check(subsize == (np - mod(me, 2) + 1) / 2, 'the sub-communicator has the wrong size')
+  do it = 1, repeats
+    iter = iter + 1
+    do k = 0, 2
+      irecv(k) = val(me, -1, k, iter)
+    end do
+    call MPI_ALLREDUCE(MPI_IN_PLACE, irecv, 3, MPI_INTEGER, MPI_SUM, sub, ierr)
+    call check(ierr == MPI_SUCCESS, 'MPI_ALLREDUCE on a sub-communicator returned an error')
+    do k = 0, 2
+      call check(irecv(k) == subsum(k, iter), 'MPI_ALLREDUCE on a sub-communicator: wrong element')
+    end do
+  end do
+  call MPI_COMM_FREE(sub, ierr)
+  call check(ierr == MPI_SUCCESS, 'MPI_COMM_FREE returned an error')
+
   local(1) = failures
   local(2) = checks
   call MPI_REDUCE(local, total, 2, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
@@ -172,6 +216,16 @@ contains
     integer, intent(in) :: src, dst, idx, itn
     val = mod(src*7919 + (dst + 1)*104729 + idx*31 + itn*1299709, 999983)
   end function val
+
+  ! the sum over the ranks of the sub-communicator of this rank's parity (ranks me mod 2, me mod 2 + 2, ...)
+  integer function subsum(idx, itn)
+    integer, intent(in) :: idx, itn
+    integer :: r
+    subsum = 0
+    do r = mod(me, 2), np - 1, 2
+      subsum = subsum + val(r, -1, idx, itn)
+    end do
+  end function subsum
 
   integer function sumval(idx, itn)
     integer, intent(in) :: idx, itn
