@@ -16,6 +16,7 @@
 #include "planner/decide.h"
 #include "planner/planner.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h"
 #include "shm/wait.h"
 
 /* ---- creation ---- */
@@ -175,6 +176,29 @@ struct agreement {
 /* Local checks of the call and the environment, then one allreduce: did any rank fail, did every rank pass the
  * same call (the calibration setting included: calibration is collective, a rank without it would leave the
  * others waiting), which facts must hold on every rank, and does every rank hold the same machine model. */
+/* An MPI without the MPI-4 large-count functions (shm/mpi_compat.h: Open MPI 4.1) takes no count past INT_MAX in
+ * one call. The algorithms may send a rank's whole data as one message (packed, or as bytes), so a problem whose
+ * largest per-rank data passes INT_MAX bytes is refused here, before any candidate is set up or run, rather than
+ * failing (or, worse, truncating) in some execution. Judged on agreed quantities (the call hash covers alltoall's
+ * and allreduce's sizes, alltoallv_agree gives the maxima), so every rank refuses together with the same detail. */
+static int large_count_check(const struct pc_problem *prob)
+{
+    uint64_t largest = 0;
+    switch (prob->coll) {
+    case PC_ALLTOALL: largest = prob->block_bytes * (uint64_t)prob->shape.nranks; break;
+    case PC_ALLTOALLV:
+        largest = prob->max_send_bytes > prob->max_recv_bytes ? prob->max_send_bytes : prob->max_recv_bytes;
+        break;
+    case PC_ALLREDUCE: largest = (uint64_t)prob->count * prob->elem_bytes; break;
+    default: break;
+    }
+    if (pc_mpi_count_fits(largest > (uint64_t)INT64_MAX ? INT64_MAX : (MPI_Count)largest)) return PLANCOLL_SUCCESS;
+    return pc_error(PLANCOLL_ERR_OVERFLOW,
+                    "this MPI has no large-count functions (MPI-4); a message of %llu elements (bytes: a rank's %s data, "
+                    "which an algorithm may send as one message) exceeds INT_MAX",
+                    (unsigned long long)largest, pc_collective_name(prob->coll));
+}
+
 static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
 {
     double t_agree = pc_phase_start();
@@ -225,6 +249,7 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
         counts_scratch = NULL; /* freed there */
     }
     free(counts_scratch);
+    if (!err) err = large_count_check(&p->prob);
     if (err) return err;
     if (all[AGREE_WISDOM_PENDING]) {
         /* The file may carry this shape's model: agree on it afresh. */

@@ -44,12 +44,51 @@ void pc_layout_release(struct pc_layout *L)
     if (L && --L->refcount == 0) layout_free(L);
 }
 
+/* The layouts still held by a communicator's attribute, newest first. MPI_Finalize deletes MPI_COMM_WORLD's (and
+ * other surviving communicators') attributes at a point the standard leaves open: Open MPI 4.1 does it after its
+ * one-sided component is gone, where the MPI_Win_free of a layout's node heap calls a NULL function (measured: a
+ * crash in ompi_win_free from ompi_comm_finalize, after every test's verdict). MPI_COMM_SELF's attributes, though,
+ * are deleted first, while all of MPI works (MPI-4.0 11.2.4): an attribute there deletes every layout's attribute
+ * from its communicator, newest first (the same order on every rank, as layouts are made collectively). */
+static struct pc_layout *attached_head;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+
+static void detach(struct pc_layout *L)
+{
+    if (L->attached_prev) L->attached_prev->attached_next = L->attached_next;
+    else if (attached_head == L) attached_head = L->attached_next;
+    if (L->attached_next) L->attached_next->attached_prev = L->attached_prev;
+    L->attached_prev = L->attached_next = NULL;
+    L->attached = MPI_COMM_NULL;
+}
+
 static int delete_layout(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)extra;
+    detach(value);
     pc_layout_release(value);
+    return MPI_SUCCESS;
+}
+
+static int layouts_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)value;
+    (void)extra;
+    /* MPI_COMM_SELF's own layout goes with the rest of MPI_COMM_SELF's attributes, now. The list is searched
+     * afresh each time: freeing one layout may free another's communicator (and detach it). */
+    struct pc_layout *last = NULL;
+    for (;;) {
+        struct pc_layout *L = attached_head;
+        while (L && L->attached == MPI_COMM_SELF) L = L->attached_next;
+        if (!L || L == last) break; /* none left, or MPI refused to delete it: MPI_Finalize's own order then */
+        last = L;
+        MPI_Comm_delete_attr(L->attached, layout_keyval); /* delete_layout detaches L */
+    }
+    MPI_Comm_free_keyval(&keyval);
+    finalize_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
 
@@ -293,11 +332,21 @@ int pc_layout_get(MPI_Comm comm, struct pc_layout **out)
     int err = layout_create(comm, &L);
     pc_phase_add(PC_PHASE_LAYOUT, t0);
     if (err) return err;
-    int rc = MPI_Comm_set_attr(comm, layout_keyval, L);
+    int rc = MPI_SUCCESS;
+    if (finalize_keyval == MPI_KEYVAL_INVALID) {
+        rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, layouts_finalize, &finalize_keyval, NULL);
+        if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+    }
+    if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(comm, layout_keyval, L);
     if (rc != MPI_SUCCESS) {
         layout_free(L);
         return pc_mpi_error(rc, "MPI_Comm_set_attr");
     }
+    L->attached = comm;
+    L->attached_prev = NULL;
+    L->attached_next = attached_head;
+    if (attached_head) attached_head->attached_prev = L;
+    attached_head = L;
     L->refcount++; /* one for the attribute, one for the caller */
     *out = L;
     return PLANCOLL_SUCCESS;

@@ -38,6 +38,8 @@ struct pc_node_shm {
 
 struct pc_layout {
     int refcount;             /* the attribute holds one, each plan one */
+    MPI_Comm attached;        /* the user's communicator whose attribute holds it (layout.c: freed at MPI_Finalize) */
+    struct pc_layout *attached_prev, *attached_next;
     MPI_Comm comm;            /* plancoll's duplicate of the user's communicator */
     int rank, size;
 

@@ -25,7 +25,9 @@
  *   huge-type       a datatype of more than INT_MAX bytes (MPI_Type_size would say MPI_UNDEFINED): an in-place
  *                   alltoall of one such element on MPI_COMM_SELF must plan (ESTIMATE and MEASURE), report its block
  *                   size exactly and leave the buffer as it was.
- * The data are hashes of (source, destination, index), recomputed for the check. */
+ * The data are hashes of (source, destination, index), recomputed for the check.
+ * Under an MPI without the MPI-4 large-count functions (Open MPI 4.1) the dense cases' problems (more than INT_MAX
+ * bytes per rank) must instead be refused at plan time on every rank (large_count_refusals). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -296,6 +298,7 @@ static void sparse_cases(void)
 
 /* ---- dense cases, 2 ranks on one node ------------------------------------------------------------------ */
 
+#if PC_HAVE_MPI_LARGE_COUNT /* the dense cases (under an MPI without large counts: large_count_refusals) */
 /* The block rank src sends rank dst: 8-byte words w -> word_of(src, dst, w) in memory order, cut at m bytes (m is
  * odd: the blocks after the first are unaligned, and each ends with a partial word). */
 static inline uint64_t block_word(int src, int dst, uint64_t w)
@@ -441,6 +444,58 @@ static void huge_type(void)
     phase_done("huge-type");
 }
 
+#endif
+
+#if !PC_HAVE_MPI_LARGE_COUNT
+/* An MPI without the MPI-4 large-count functions (Open MPI 4.1, probed at configure time): the dense cases' problems
+ * hold more than INT_MAX bytes per rank, which plancoll must refuse when planning, on every rank, with
+ * PLANCOLL_ERR_OVERFLOW and a detail naming the missing functions, no plan made and the buffer untouched (it is
+ * reserved address space here, never written: a touched page would read nonzero only if plancoll wrote it). */
+static void refused(int rc, plancoll_plan p, const char *what)
+{
+    TL_CHECK(rc == PLANCOLL_ERR_OVERFLOW, "%s: expected PLANCOLL_ERR_OVERFLOW (no large-count functions), got %s (%s)",
+             what, plancoll_strerror(rc), plancoll_error_detail());
+    TL_CHECK(strstr(plancoll_error_detail(), "no large-count functions (MPI-4)") != NULL &&
+                 strstr(plancoll_error_detail(), "exceeds INT_MAX") != NULL,
+             "%s: the detail does not name the missing large counts: %s", what, plancoll_error_detail());
+    TL_CHECK(p == NULL, "%s: a plan was returned with the error", what);
+}
+
+static void large_count_refusals(void)
+{
+    const size_t m = (size_t)GIB + 3, words = ((size_t)1 << 29) + 5, huge_bytes = ((size_t)1 << 31) + 4102;
+    const size_t bytes = 2 * m > huge_bytes ? 2 * m : huge_bytes;
+    unsigned char *buf = (unsigned char *)reserve(bytes);
+    TL_CHECK(buf != NULL, "cannot reserve %zu bytes", bytes);
+    if (!buf) return;
+    for (int measure = 0; measure < 2; measure++) {
+        plancoll_plan p = NULL;
+        int rc = plancoll_plan_alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, (int)m, MPI_BYTE, MPI_COMM_WORLD,
+                                        measure ? PLANCOLL_MEASURE : PLANCOLL_ESTIMATE, &p);
+        refused(rc, p, measure ? "bytes-alltoall MEASURE" : "bytes-alltoall ESTIMATE");
+    }
+    plancoll_plan p = NULL;
+    int rc = plancoll_plan_allreduce(MPI_IN_PLACE, buf, (int)words, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD,
+                                     PLANCOLL_ESTIMATE, &p);
+    refused(rc, p, "int-allreduce");
+    MPI_Datatype half, huge;
+    MPI_Type_contiguous((1 << 30) + 2051, MPI_BYTE, &half);
+    MPI_Type_contiguous(2, half, &huge);
+    MPI_Type_free(&half);
+    MPI_Type_commit(&huge);
+    p = NULL;
+    rc = plancoll_plan_alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 1, huge, MPI_COMM_SELF, PLANCOLL_ESTIMATE, &p);
+    refused(rc, p, "huge-type");
+    MPI_Type_free(&huge);
+    bool untouched = true;
+    for (size_t o = 0; o < bytes && untouched; o += 4096) untouched = buf[o] == 0;
+    TL_CHECK(untouched, "the refused plans wrote into the caller's buffer");
+    munmap(buf, bytes);
+    phase_done("large-count refusals");
+}
+#endif
+
+#if PC_HAVE_MPI_LARGE_COUNT
 /* MemAvailable of /proc/meminfo in bytes (0 when unknown). */
 static int64_t mem_available(void)
 {
@@ -453,6 +508,7 @@ static int64_t mem_available(void)
     fclose(f);
     return (int64_t)kib * 1024;
 }
+#endif
 
 /* The dense cases need, per rank, the 2 GiB buffer, 1 GiB of the chosen plan's scratch and 2 GiB more while MEASURE
  * times a candidate (trial buffer and the candidate's scratch), then the allreduce's 2 GiB of scratch (written in
@@ -489,6 +545,9 @@ int main(int argc, char **argv)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tl_rank, MPI_INFO_NULL, &node);
     MPI_Comm_size(node, &node_size);
     MPI_Comm_free(&node);
+#if !PC_HAVE_MPI_LARGE_COUNT
+    if (tl_size == 2 && node_size == 2) large_count_refusals(); /* nothing to move: no memory needed */
+#else
     if (tl_size == 2 && node_size == 2) {
         int64_t avail = mem_available(), least = 0;
         tl_allreduce(&avail, &least, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
@@ -514,6 +573,7 @@ int main(int argc, char **argv)
         }
         huge_type();
     }
+#endif
     MPI_Type_free(&far_type);
     return tl_finish();
 }
