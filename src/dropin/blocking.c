@@ -416,15 +416,15 @@ static void note_algorithm(struct shape *s, plancoll_plan plan) {
 }
 
 /* Packs count items of type t at buf into pack (size bytes, MPI's packed form, which for MPICH on one machine is
- * the raw bytes in signature order). */
+ * the raw bytes in signature order; dropin.h: through the int calls where the MPI has no large counts). */
 static int pack(const void *buf, MPI_Count count, MPI_Datatype t, void *packbuf, size_t bytes, MPI_Comm comm) {
     MPI_Count pos = 0;
-    return PMPI_Pack_c(buf, count, t, packbuf, (MPI_Count)bytes, &pos, comm);
+    return pcd_pack(buf, count, t, packbuf, (MPI_Count)bytes, &pos, comm);
 }
 
 static int unpack(const void *packbuf, size_t bytes, void *buf, MPI_Count count, MPI_Datatype t, MPI_Comm comm) {
     MPI_Count pos = 0;
-    return PMPI_Unpack_c(packbuf, (MPI_Count)bytes, &pos, buf, count, t, comm);
+    return pcd_unpack(packbuf, (MPI_Count)bytes, &pos, buf, count, t, comm);
 }
 
 /* A packing buffer of bytes in *slot_buf, made at plan time (or the first call of the shape that needs it, if its
@@ -438,7 +438,7 @@ static void *pack_buffer(void **slot_buf, size_t bytes) {
  * data). */
 static bool packs_raw(MPI_Datatype t, MPI_Count count, size_t bytes, MPI_Comm comm) {
     MPI_Count size = 0;
-    return PMPI_Pack_size_c(count, t, comm, &size) == MPI_SUCCESS && size == (MPI_Count)bytes;
+    return pcd_pack_size(count, t, comm, &size) == MPI_SUCCESS && size == (MPI_Count)bytes;
 }
 
 /* Out of memory while running a plan whose layout needs packing: the other ranks are inside the plan already, so

@@ -12,6 +12,7 @@
 #ifndef PLANCOLL_DROPIN_H
 #define PLANCOLL_DROPIN_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -166,5 +167,66 @@ struct pcd_stats *pcd_stats_get(const char *collective, int comm_size, const cha
 void pcd_stats_call(struct pcd_stats *s, bool planned, double seconds);
 /* The shape's plan algorithm (plancoll_plan_spec); the last one given is reported ("mpi" when none). */
 void pcd_stats_algorithm(struct pcd_stats *s, const char *spec);
+
+/* ---- The MPI's point-to-point and packing calls with MPI_Count counts -------------------------------- *
+ * Through the MPI-4 `_c` functions where the MPI has them (PC_HAVE_MPI_LARGE_COUNT, probed at configure time,
+ * src/dropin/meson.build); else through the int ones, a count past INT_MAX failing with MPI_ERR_COUNT (never
+ * truncated; the layer's own counts never pass INT_MAX there, since the application's calls are int ones). */
+#if PC_HAVE_MPI_LARGE_COUNT
+static inline int pcd_pack(const void *in, MPI_Count count, MPI_Datatype t, void *out, MPI_Count outsize,
+                           MPI_Count *pos, MPI_Comm comm) {
+    return PMPI_Pack_c(in, count, t, out, outsize, pos, comm);
+}
+static inline int pcd_unpack(const void *in, MPI_Count insize, MPI_Count *pos, void *out, MPI_Count count,
+                             MPI_Datatype t, MPI_Comm comm) {
+    return PMPI_Unpack_c(in, insize, pos, out, count, t, comm);
+}
+static inline int pcd_pack_size(MPI_Count count, MPI_Datatype t, MPI_Comm comm, MPI_Count *size) {
+    return PMPI_Pack_size_c(count, t, comm, size);
+}
+static inline int pcd_irecv(void *buf, MPI_Count count, MPI_Datatype t, int source, int tag, MPI_Comm comm,
+                            MPI_Request *r) {
+    return PMPI_Irecv_c(buf, count, t, source, tag, comm, r);
+}
+static inline int pcd_isend(const void *buf, MPI_Count count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *r) {
+    return PMPI_Isend_c(buf, count, t, dest, tag, comm, r);
+}
+#else
+static inline bool pcd_fits(MPI_Count n) { return n >= 0 && n <= INT_MAX; }
+static inline int pcd_pack(const void *in, MPI_Count count, MPI_Datatype t, void *out, MPI_Count outsize,
+                           MPI_Count *pos, MPI_Comm comm) {
+    if (!pcd_fits(count) || !pcd_fits(outsize) || !pcd_fits(*pos)) return MPI_ERR_COUNT;
+    int p = (int)*pos, rc = PMPI_Pack(in, (int)count, t, out, (int)outsize, &p, comm);
+    *pos = p;
+    return rc;
+}
+static inline int pcd_unpack(const void *in, MPI_Count insize, MPI_Count *pos, void *out, MPI_Count count,
+                             MPI_Datatype t, MPI_Comm comm) {
+    if (!pcd_fits(count) || !pcd_fits(insize) || !pcd_fits(*pos)) return MPI_ERR_COUNT;
+    int p = (int)*pos, rc = PMPI_Unpack(in, (int)insize, &p, out, (int)count, t, comm);
+    *pos = p;
+    return rc;
+}
+/* MPI_Pack_size's int result cannot say more than INT_MAX: the data's size is checked first (with room for a
+ * packing header). */
+static inline int pcd_pack_size(MPI_Count count, MPI_Datatype t, MPI_Comm comm, MPI_Count *size) {
+    MPI_Count elem = 0;
+    if (!pcd_fits(count) || PMPI_Type_size_x(t, &elem) != MPI_SUCCESS || elem == MPI_UNDEFINED ||
+        (elem > 0 && count > (INT_MAX - 4096) / elem))
+        return MPI_ERR_COUNT;
+    int n = 0, rc = PMPI_Pack_size((int)count, t, comm, &n);
+    *size = n;
+    return rc;
+}
+static inline int pcd_irecv(void *buf, MPI_Count count, MPI_Datatype t, int source, int tag, MPI_Comm comm,
+                            MPI_Request *r) {
+    return pcd_fits(count) ? PMPI_Irecv(buf, (int)count, t, source, tag, comm, r) : MPI_ERR_COUNT;
+}
+static inline int pcd_isend(const void *buf, MPI_Count count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,
+                            MPI_Request *r) {
+    return pcd_fits(count) ? PMPI_Isend(buf, (int)count, t, dest, tag, comm, r) : MPI_ERR_COUNT;
+}
+#endif
 
 #endif

@@ -18,8 +18,20 @@
  *   point every rank of its communicator reaches in the same order (the next init on it, MPI_Comm_free,
  *   MPI_Finalize).
  * - While none of the layer's requests exists in the process, every intercepted call is one test of a counter
- *   and the PMPI call. */
+ *   and the PMPI call.
+ * - The MPI decides the names (probed at configure time, src/dropin/meson.build): the MPI-4 MPI_*_init through
+ *   PMPI_*_init where the MPI has them; else the MPIX_*_init of mpi-ext.h through PMPIX_*_init (Open MPI 4.1's
+ *   pcollreq extension: what applications on it call); with neither, this file and progress.c are not built. */
 #include "dropin.h"
+
+#if PC_HAVE_MPI_PERSISTENT_COLL
+#define PCD_INIT(NAME) MPI_##NAME##_init
+#define PCD_PMPI_INIT(NAME) PMPI_##NAME##_init
+#elif PC_HAVE_MPIX_PERSISTENT_COLL
+#include <mpi-ext.h>
+#define PCD_INIT(NAME) MPIX_##NAME##_init
+#define PCD_PMPI_INIT(NAME) PMPIX_##NAME##_init
+#endif
 
 #include <limits.h>
 #include <sched.h>
@@ -511,9 +523,9 @@ static int make_alltoall(const void *args, plancoll_plan *plan) {
                                   a->comm, pcd_plan_flags(true), plan);
 }
 
-int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+int PCD_INIT(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    int rc = PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    int rc = PCD_PMPI_INIT(Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     struct init_call ic;
     if (!considered(rc, comm, &ic, "alltoall_init")) return rc;
     /* The planned arguments are the application's own: plancoll takes any layout of the types (it packs
@@ -545,10 +557,10 @@ static int make_alltoallv(const void *args, plancoll_plan *plan) {
                                    a->rdispls, a->recvtype, a->comm, pcd_plan_flags(true), plan);
 }
 
-int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+int PCD_INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    int rc = PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+    int rc = PCD_PMPI_INIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                  comm, info, request);
     struct init_call ic;
     if (!considered(rc, comm, &ic, "alltoallv_init")) return rc;
@@ -590,9 +602,9 @@ static int make_allreduce(const void *args, plancoll_plan *plan) {
 
 static bool predefined_op(MPI_Op op) { return strcmp(pcd_op_name(op), "user_op") != 0; }
 
-int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+int PCD_INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    int rc = PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    int rc = PCD_PMPI_INIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     struct init_call ic;
     if (!considered(rc, comm, &ic, "allreduce_init")) return rc;
     struct pcd_signature sig;

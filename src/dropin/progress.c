@@ -47,6 +47,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     return rc == MPI_SUCCESS ? progress_wait(&r, status) : rc;
 }
 
+#if PC_HAVE_MPI_LARGE_COUNT /* the MPI-4 large-count forms, where the MPI has them */
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                MPI_Status *status) {
     if (!converting()) return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
@@ -54,6 +55,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
     int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, &r);
     return rc == MPI_SUCCESS ? progress_wait(&r, status) : rc;
 }
+#endif
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
     if (!converting()) return PMPI_Mrecv(buf, count, datatype, message, status);
@@ -62,12 +64,14 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
     return rc == MPI_SUCCESS ? progress_wait(&r, status) : rc;
 }
 
+#if PC_HAVE_MPI_LARGE_COUNT /* the MPI-4 large-count forms, where the MPI has them */
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
     if (!converting()) return PMPI_Mrecv_c(buf, count, datatype, message, status);
     MPI_Request r;
     int rc = PMPI_Imrecv_c(buf, count, datatype, message, &r);
     return rc == MPI_SUCCESS ? progress_wait(&r, status) : rc;
 }
+#endif
 
 /* ---- Probes: MPI_Iprobe / MPI_Improbe until a message is there ------------------------------------ */
 
@@ -104,11 +108,13 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     }
 
 SEND_FORMS(MPI_Send, MPI_Isend, int)
-SEND_FORMS(MPI_Send_c, MPI_Isend_c, MPI_Count)
 SEND_FORMS(MPI_Ssend, MPI_Issend, int)
-SEND_FORMS(MPI_Ssend_c, MPI_Issend_c, MPI_Count)
 SEND_FORMS(MPI_Rsend, MPI_Irsend, int)
+#if PC_HAVE_MPI_LARGE_COUNT
+SEND_FORMS(MPI_Send_c, MPI_Isend_c, MPI_Count)
+SEND_FORMS(MPI_Ssend_c, MPI_Issend_c, MPI_Count)
 SEND_FORMS(MPI_Rsend_c, MPI_Irsend_c, MPI_Count)
+#endif
 #undef SEND_FORMS
 
 /* ---- Send-receive: an MPI_Irecv and an MPI_Isend, waited together ------------------------------------ *
@@ -155,6 +161,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     return progress_wait_pair(r, status);
 }
 
+#if PC_HAVE_MPI_LARGE_COUNT
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                    MPI_Status *status) {
@@ -171,6 +178,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     }
     return progress_wait_pair(r, status);
 }
+#endif
 
 /* The outgoing message is packed into a buffer of its own (as MPI does internally), sent as MPI_PACKED (which
  * matches any receive of the same type signature), and the receive goes into the application's buffer. Without
@@ -180,16 +188,19 @@ static int sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype datatype, i
                             int recvtag, MPI_Comm comm, MPI_Status *status, bool large) {
     MPI_Count bytes = 0, position = 0;
     void *copy = NULL;
-    if (count < 0 || PMPI_Pack_size_c(count, datatype, comm, &bytes) != MPI_SUCCESS ||
+    if (count < 0 || pcd_pack_size(count, datatype, comm, &bytes) != MPI_SUCCESS ||
         (copy = malloc(bytes > 0 ? (size_t)bytes : 1)) == NULL ||
-        PMPI_Pack_c(buf, count, datatype, copy, bytes, &position, comm) != MPI_SUCCESS) {
+        pcd_pack(buf, count, datatype, copy, bytes, &position, comm) != MPI_SUCCESS) {
         free(copy);
-        return large ? PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
-                     : PMPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
+#if PC_HAVE_MPI_LARGE_COUNT
+        if (large) return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+#endif
+        (void)large;
+        return PMPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
     }
     MPI_Request r[2];
-    int rc = PMPI_Irecv_c(buf, count, datatype, source, recvtag, comm, &r[0]);
-    if (rc == MPI_SUCCESS && (rc = PMPI_Isend_c(copy, position, MPI_PACKED, dest, sendtag, comm, &r[1])) != MPI_SUCCESS) {
+    int rc = pcd_irecv(buf, count, datatype, source, recvtag, comm, &r[0]);
+    if (rc == MPI_SUCCESS && (rc = pcd_isend(copy, position, MPI_PACKED, dest, sendtag, comm, &r[1])) != MPI_SUCCESS) {
         PMPI_Cancel(&r[0]);
         PMPI_Request_free(&r[0]);
     }
@@ -205,9 +216,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     return sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, false);
 }
 
+#if PC_HAVE_MPI_LARGE_COUNT
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
                            int recvtag, MPI_Comm comm, MPI_Status *status) {
     if (!converting())
         return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
     return sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, true);
 }
+#endif

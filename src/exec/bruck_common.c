@@ -100,10 +100,10 @@ static int bruck_post(struct plancoll_plan_s *plan, struct pc_steps *st, int s)
     const int *slots = b->slots + b->slot_start[s];
     int k = b->slot_start[s + 1] - b->slot_start[s];
     MPI_Count bytes = (MPI_Count)(m * (size_t)k);
-    PC_MPI_CHECK(MPI_Irecv_c(u->unpack, bytes, u->unit, pc_bruck_recv_peer(r, P, &b->steps[s]), u->tag, plan->comm,
+    PC_MPI_CHECK(pc_mpi_irecv(u->unpack, bytes, u->unit, pc_bruck_recv_peer(r, P, &b->steps[s]), u->tag, plan->comm,
                              pc_steps_slot(st)));
     for (int i = 0; i < k; i++) memcpy(u->pack + (size_t)i * m, u->slots + (size_t)slots[i] * m, m);
-    PC_MPI_CHECK(MPI_Isend_c(u->pack, bytes, u->unit, pc_bruck_send_peer(r, P, &b->steps[s]), u->tag, plan->comm,
+    PC_MPI_CHECK(pc_mpi_isend(u->pack, bytes, u->unit, pc_bruck_send_peer(r, P, &b->steps[s]), u->tag, plan->comm,
                              pc_steps_slot(st)));
     return PLANCOLL_SUCCESS;
 }

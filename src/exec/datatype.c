@@ -10,16 +10,15 @@ int pc_typeinfo_init(struct pc_typeinfo *t, MPI_Datatype type, bool duplicate)
     t->type = type;
     MPI_Aint lb;
     MPI_Count size = 0;
-    PC_MPI_CHECK(MPI_Type_size_c(type, &size)); /* MPI_Type_size gives MPI_UNDEFINED past INT_MAX bytes */
+    PC_MPI_CHECK(pc_mpi_type_size(type, &size)); /* MPI_Type_size gives MPI_UNDEFINED past INT_MAX bytes */
     t->size = (int64_t)size;
     PC_MPI_CHECK(MPI_Type_get_extent(type, &lb, &t->extent));
     PC_MPI_CHECK(MPI_Type_get_true_extent(type, &t->true_lb, &t->true_extent));
     t->contiguous = t->size == t->true_extent && t->extent == t->true_extent && lb == t->true_lb;
-    /* The large-count envelope: MPI_Type_get_envelope fails on types made by large-count constructors
-     * (MPI_Type_contiguous_c and friends) in MPICH 4.0.2. */
-    MPI_Count nints, naddrs, nlarge, ntypes;
+    /* The large-count envelope where the MPI has one (shm/mpi_compat.h): MPI_Type_get_envelope fails on types
+     * made by large-count constructors (MPI_Type_contiguous_c and friends) in MPICH 4.0.2. */
     int combiner;
-    PC_MPI_CHECK(MPI_Type_get_envelope_c(type, &nints, &naddrs, &nlarge, &ntypes, &combiner));
+    PC_MPI_CHECK(pc_mpi_type_combiner(type, &combiner));
     if (duplicate && combiner != MPI_COMBINER_NAMED) {
         /* The caller may free its type after planning; the plan keeps its own. */
         PC_MPI_CHECK(MPI_Type_dup(type, &t->type));

@@ -10,7 +10,7 @@ int pc_native_setup(struct plancoll_plan_s *plan, pc_native_init_fn init, pc_nat
     st->persistent = st->once = MPI_REQUEST_NULL;
     st->post = post;
     plan->impl = st;
-    return init(plan, &st->persistent);
+    return init ? init(plan, &st->persistent) : PLANCOLL_SUCCESS;
 }
 
 void pc_native_teardown(struct plancoll_plan_s *plan)
@@ -26,7 +26,7 @@ static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
 {
     (void)step;
     struct pc_native *st = plan->impl;
-    if (plan->planned_buffers) {
+    if (plan->planned_buffers && st->persistent != MPI_REQUEST_NULL) {
         PC_MPI_CHECK(MPI_Start(&st->persistent));
         s->reqs = &st->persistent;
     } else {

@@ -3,12 +3,23 @@
  * one-step schedule, exec/steps.h: MPI_Start is local, MPI_Test never blocks), waited with the library's wait
  * policy when executed; on other buffers (plancoll_execute_buffers, plancoll_start_buffers) the nonblocking
  * collective instead, since a persistent request is bound to its buffers.  Each candidate supplies only the two MPI
- * calls (and, for allreduce, what to do once the result is in). */
+ * calls (and, for allreduce, what to do once the result is in).
+ * Without persistent collectives in the MPI (shm/mpi_compat.h: Open MPI 4.1 has only the MPIX_ forms of its
+ * pcollreq extension, other MPI-3.1s none) a candidate has no init, and every execution posts the nonblocking
+ * collective on the planned buffers too: MPI then makes its schedule, and allocates, per execution; the
+ * library's own part still allocates nothing. */
 #ifndef PC_NATIVE_REQUEST_H
 #define PC_NATIVE_REQUEST_H
 
 #include "exec/plan.h"
 #include "exec/steps.h"
+
+/* How MPI's own collective runs, for the candidates' summaries. */
+#if PC_HAVE_PERSISTENT_COLL
+#define PC_NATIVE_FORM "persistent"
+#else
+#define PC_NATIVE_FORM "nonblocking (no persistent collectives in this MPI)"
+#endif
 
 /* Makes the persistent request over the plan's own buffers (plan->sendbuf, plan->recvbuf). A plancoll error code
  * (PC_MPI_CHECK). */
@@ -24,7 +35,7 @@ struct pc_native {
 };
 
 /* Setup: plan->impl becomes the state, its persistent request made by init (kept, and freed by pc_native_teardown,
- * when init fails); post runs the executions on other buffers. */
+ * when init fails); post runs the executions on other buffers, and all executions when init is NULL. */
 int pc_native_setup(struct plancoll_plan_s *plan, pc_native_init_fn init, pc_native_post_fn post);
 /* Frees the persistent request and the state. */
 void pc_native_teardown(struct plancoll_plan_s *plan);

@@ -16,6 +16,7 @@
 #include "exec/reduce.h"
 #include "exec/tags.h"
 #include "plancoll.h"
+#include "shm/mpi_compat.h"
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 

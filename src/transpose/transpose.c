@@ -261,7 +261,7 @@ static int plan_exchange(struct pc_transpose *t, MPI_Comm comm, unsigned flags,
 {
     MPI_Datatype unit;
     if (t->es <= INT_MAX) PC_MPI_CHECK(MPI_Type_contiguous((int)t->es, MPI_BYTE, &unit));
-    else PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element past 2 GiB */
+    else PC_MPI_CHECK(pc_mpi_type_contiguous((MPI_Count)t->es, MPI_BYTE, &unit)); /* an element past 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&unit));
     struct pc_transpose_exchange x = {.sendbuf = t->S, .recvbuf = t->R, .unit = unit, .comm = comm, .flags = flags};
     if (t->uniform) {

@@ -18,6 +18,15 @@
 #define DROPIN_HARNESS_H
 
 #include <mpi.h>
+#if !PC_HAVE_MPI_PERSISTENT_COLL && PC_HAVE_MPIX_PERSISTENT_COLL
+/* Open MPI 4.1 (MPI-3.1) has the persistent collectives only as its pcollreq extension's MPIX_ names, which the
+ * drop-in layer takes there (src/dropin/persistent.c); the programs that use them are built only where one of
+ * the two exists (tests/dropin/meson.build, the probed PC_HAVE_* of the top meson.build). */
+#include <mpi-ext.h>
+#define MPI_Alltoall_init MPIX_Alltoall_init
+#define MPI_Alltoallv_init MPIX_Alltoallv_init
+#define MPI_Allreduce_init MPIX_Allreduce_init
+#endif
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>

@@ -258,7 +258,14 @@ static void overflow_cases(void)
     const int P = tl_size;
     MPI_Datatype sparse, fat, wide;
     MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 34, &sparse); /* 4 bytes every 16 GiB */
+#if PC_HAVE_MPI_LARGE_COUNT
     MPI_Type_contiguous_c((MPI_Count)1 << 34, MPI_BYTE, &fat);       /* 16 GiB of data per element */
+#else /* an MPI-3.1 (Open MPI 4.1): the same 16 GiB as 16 contiguous GiB */
+    MPI_Datatype gib;
+    MPI_Type_contiguous(1 << 30, MPI_BYTE, &gib);
+    MPI_Type_contiguous(16, gib, &fat);
+    MPI_Type_free(&gib);
+#endif
     MPI_Type_create_resized(MPI_INT, 0, (MPI_Aint)1 << 40, &wide);   /* 4 bytes every TiB */
     MPI_Type_commit(&sparse);
     MPI_Type_commit(&fat);

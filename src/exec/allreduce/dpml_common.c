@@ -113,7 +113,10 @@ struct dpml {
     /* this leader's exchanges with the other nodes */
     MPI_Comm comm;                 /* inter = mpi: leader j of every node */
     bool own_comm;
-    MPI_Request *preq;             /* [k] persistent allreduces (inter = mpi) */
+    MPI_Request *preq;             /* [k] persistent allreduces (inter = mpi); without persistent collectives in
+                                    * the MPI, each execution's MPI_Iallreduce (native_request.h) */
+    MPI_Datatype type;             /* inter = mpi: the element type and op of the exchanges */
+    MPI_Op op;
     struct xsm *sm;                /* [k] (inter = rd, rsag) */
     struct pc_xstep *steps;        /* [k * pc_xsteps_max(N)] */
     void *tmp_raw;
@@ -323,12 +326,16 @@ static int setup_inter(struct plancoll_plan_s *plan, struct dpml *st, bool same_
         if (j < 0) return PLANCOLL_SUCCESS;
         st->preq = malloc(sizeof(MPI_Request) * (size_t)k);
         if (!st->preq) return pc_error(PLANCOLL_ERR_NOMEM, "dpml requests");
+        st->type = plan->rtype.type;
+        st->op = plan->red.op;
         for (int s = 0; s < k; s++) {
             st->preq[s] = MPI_REQUEST_NULL;
+#if PC_HAVE_PERSISTENT_COLL
             int lo = pc_dpml_sub_lo(st->count, st->l, k, j, s), n = pc_dpml_sub_count(st->count, st->l, k, j, s);
             if (n > 0)
-                PC_MPI_CHECK(MPI_Allreduce_init(MPI_IN_PLACE, at(st->res, st, lo), n, plan->rtype.type, plan->red.op,
-                                                st->comm, MPI_INFO_NULL, &st->preq[s]));
+                PC_MPI_CHECK(PC_MPI_COLL_INIT(Allreduce)(MPI_IN_PLACE, at(st->res, st, lo), n, st->type, st->op,
+                                                         st->comm, MPI_INFO_NULL, &st->preq[s]));
+#endif
         }
         return PLANCOLL_SUCCESS;
     }
@@ -617,7 +624,13 @@ static int start_exchange(struct dpml *st, int s)
     st->started[s] = st->seq;
     st->inflight++;
     if (st->preq) {
+#if PC_HAVE_PERSISTENT_COLL
         PC_MPI_CHECK(MPI_Start(&st->preq[s]));
+#else
+        int lo = pc_dpml_sub_lo(st->count, st->l, st->k, st->lead, s);
+        int n = pc_dpml_sub_count(st->count, st->l, st->k, st->lead, s);
+        PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, at(st->res, st, lo), n, st->type, st->op, st->comm, &st->preq[s]));
+#endif
         return PLANCOLL_SUCCESS;
     }
     struct xsm *sm = &st->sm[s];

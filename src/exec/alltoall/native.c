@@ -1,6 +1,6 @@
-/* alltoall.native: MPI's own persistent collective (MPI_Alltoall_init), started and then tested
- * (plancoll_start) or waited in plancoll's yielding loop. On other buffers (plancoll_execute_buffers) it runs MPI_Ialltoall, since a persistent request
- * is bound to its buffers. Cost: modelled as MPICH's choice in the model's primitives:
+/* alltoall.native: MPI's own persistent collective (MPI_Alltoall_init; MPIX_Alltoall_init on Open MPI 4.1), started
+ * and then tested (plancoll_start) or waited in plancoll's yielding loop. On other buffers (plancoll_execute_buffers),
+ * and on an MPI without persistent collectives, it runs MPI_Ialltoall (native_request.h). Cost: modelled as MPICH's choice in the model's primitives:
  *   m < 256 B and P > 2: radix-2 Bruck, as alltoall.bruck (bruck_common.h):
  *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m) + turns(1)) + 2 transpose(P m)
  *   else the spread-out exchange, as alltoall.pairwise (pc_cost_direct):
@@ -22,12 +22,18 @@ static const char *inapplicable(const struct pc_problem *p)
     return p->in_place && p->block_bytes > INT_MAX ? "MPICH's in-place alltoall cannot hold a block over 2 GiB" : NULL;
 }
 
+#if PC_HAVE_PERSISTENT_COLL
 static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
-    PC_MPI_CHECK(MPI_Alltoall_init(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->sendcount, plan->stype.type,
-                                   plan->recvbuf, plan->recvcount, plan->rtype.type, plan->comm, MPI_INFO_NULL, req));
+    PC_MPI_CHECK(PC_MPI_COLL_INIT(Alltoall)(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->sendcount,
+                                            plan->stype.type, plan->recvbuf, plan->recvcount, plan->rtype.type,
+                                            plan->comm, MPI_INFO_NULL, req));
     return PLANCOLL_SUCCESS;
 }
+#else
+/* This MPI has no persistent collectives: every execute posts the nonblocking one (native_request.h). */
+static const pc_native_init_fn init = NULL;
+#endif
 
 static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
@@ -69,7 +75,7 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
 const struct pc_algorithm pc_alltoall_native = {
     .name = "alltoall.native",
     .collective = PC_ALLTOALL,
-    .summary = "MPI's persistent MPI_Alltoall_init, yield-waited",
+    .summary = "MPI's own " PC_NATIVE_FORM " MPI_Alltoall, yield-waited",
     .inapplicable = inapplicable,
     .estimate = estimate,
     .busy = busy,

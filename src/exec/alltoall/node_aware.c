@@ -224,7 +224,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
 
     /* this leader's node pairs, and its datatypes */
     if (st->m <= INT_MAX) PC_MPI_CHECK(MPI_Type_contiguous((int)st->m, MPI_BYTE, &st->block));
-    else PC_MPI_CHECK(MPI_Type_contiguous_c((MPI_Count)st->m, MPI_BYTE, &st->block)); /* a block past 2 GiB */
+    else PC_MPI_CHECK(pc_mpi_type_contiguous((MPI_Count)st->m, MPI_BYTE, &st->block)); /* a block past 2 GiB */
     PC_MPI_CHECK(MPI_Type_commit(&st->block));
     st->send_node = malloc(sizeof(int) * (size_t)st->N);
     st->recv_node = malloc(sizeof(int) * (size_t)st->N);
@@ -279,7 +279,7 @@ static int load_block(const struct plancoll_plan_s *plan, const void *buf, const
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0;
-    PC_MPI_CHECK(MPI_Pack_c(src, count, t->type, dst, (MPI_Count)m, &pos, plan->comm));
+    PC_MPI_CHECK(pc_mpi_pack(src, count, t->type, dst, (MPI_Count)m, &pos, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 
@@ -292,7 +292,7 @@ static int store_block(const struct plancoll_plan_s *plan, void *rbuf, int j, co
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0;
-    PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)m, &pos, dst, plan->recvcount, t->type, plan->comm));
+    PC_MPI_CHECK(pc_mpi_unpack(src, (MPI_Count)m, &pos, dst, plan->recvcount, t->type, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 

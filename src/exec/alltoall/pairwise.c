@@ -24,7 +24,7 @@ static int setup(struct plancoll_plan_s *plan)
     if (!st) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise state");
     plan->impl = st;
     if (plan->in_place && plan->size > 1) { /* one rank has no partner: no scratch */
-        PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcount, plan->rtype.type, plan->comm, &st->scratch_bytes));
+        PC_MPI_CHECK(pc_mpi_pack_size(plan->recvcount, plan->rtype.type, plan->comm, &st->scratch_bytes));
         st->scratch = malloc(st->scratch_bytes > 0 ? (size_t)st->scratch_bytes : 1);
         if (!st->scratch) return pc_error(PLANCOLL_ERR_NOMEM, "pairwise scratch of %lld bytes", (long long)st->scratch_bytes);
     }
@@ -53,9 +53,9 @@ static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int i)
         if (partner == r) return PLANCOLL_SUCCESS;
         char *block = pc_elem_ptr(rbuf, &plan->rtype, (MPI_Aint)partner * rc);
         MPI_Count pos = 0;
-        PC_MPI_CHECK(MPI_Pack_c(block, rc, plan->rtype.type, st->scratch, st->scratch_bytes, &pos, plan->comm));
+        PC_MPI_CHECK(pc_mpi_pack(block, rc, plan->rtype.type, st->scratch, st->scratch_bytes, &pos, plan->comm));
         PC_MPI_CHECK(MPI_Irecv(block, rc, plan->rtype.type, partner, tag, plan->comm, pc_steps_slot(s)));
-        PC_MPI_CHECK(MPI_Isend_c(st->scratch, pos, MPI_PACKED, partner, tag, plan->comm, pc_steps_slot(s)));
+        PC_MPI_CHECK(pc_mpi_isend(st->scratch, pos, MPI_PACKED, partner, tag, plan->comm, pc_steps_slot(s)));
         return PLANCOLL_SUCCESS;
     }
     if (i == 0) return PLANCOLL_SUCCESS;

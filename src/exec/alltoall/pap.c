@@ -195,7 +195,7 @@ static int pack_out(const struct plancoll_plan_s *plan, const struct pap *st, co
         pc_stage_copy(st->stream, dst, send_block(plan, sbuf, j) + plan->stype.true_lb, st->m);
     } else {
         MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
-        PC_MPI_CHECK(MPI_Pack_c(send_block(plan, sbuf, j), plan->sendcount, plan->stype.type, dst, (MPI_Count)st->m,
+        PC_MPI_CHECK(pc_mpi_pack(send_block(plan, sbuf, j), plan->sendcount, plan->stype.type, dst, (MPI_Count)st->m,
                                 &pos, plan->comm));
     }
     return PLANCOLL_SUCCESS;
@@ -208,7 +208,7 @@ static int unpack_in(const struct plancoll_plan_s *plan, const struct pap *st, c
         memcpy(recv_block(plan, rbuf, j) + plan->rtype.true_lb, src, st->m);
     } else {
         MPI_Count pos = 0;
-        PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)st->m, &pos, recv_block(plan, rbuf, j), plan->recvcount,
+        PC_MPI_CHECK(pc_mpi_unpack(src, (MPI_Count)st->m, &pos, recv_block(plan, rbuf, j), plan->recvcount,
                                   plan->rtype.type, plan->comm));
     }
     return PLANCOLL_SUCCESS;
@@ -369,8 +369,8 @@ static int setup_local(struct plancoll_plan_s *plan, struct pap *st)
     if (!st->contig) {
         /* staging holds m packed bytes per block: true of MPICH and of any homogeneous MPI */
         MPI_Count ps = 0, pr = 0; /* MPI_Pack_size's int would be MPI_UNDEFINED past 2 GiB */
-        if (!plan->in_place) PC_MPI_CHECK(MPI_Pack_size_c(plan->sendcount, plan->stype.type, plan->comm, &ps));
-        PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcount, plan->rtype.type, plan->comm, &pr));
+        if (!plan->in_place) PC_MPI_CHECK(pc_mpi_pack_size(plan->sendcount, plan->stype.type, plan->comm, &ps));
+        PC_MPI_CHECK(pc_mpi_pack_size(plan->recvcount, plan->rtype.type, plan->comm, &pr));
         if ((uint64_t)ps > st->m || (uint64_t)pr > st->m)
             return pc_error(PLANCOLL_ERR_DATATYPE, "pap: packed block of %lld bytes exceeds the %zu data bytes",
                             (long long)(ps > pr ? ps : pr), st->m);
@@ -522,7 +522,7 @@ static int begin(struct plancoll_plan_s *plan, struct pap *st)
                 memcpy(st->scratch + (size_t)j * m, recv_block(plan, rbuf, j) + plan->rtype.true_lb, m);
             } else {
                 MPI_Count pos = 0;
-                PC_MPI_CHECK(MPI_Pack_c(recv_block(plan, rbuf, j), plan->recvcount, plan->rtype.type,
+                PC_MPI_CHECK(pc_mpi_pack(recv_block(plan, rbuf, j), plan->recvcount, plan->rtype.type,
                                         st->scratch + (size_t)j * m, (MPI_Count)m, &pos, plan->comm));
             }
         }
@@ -571,7 +571,7 @@ static int begin(struct plancoll_plan_s *plan, struct pap *st)
                 }
                 MPI_Request *sq = &st->reqs[nremote + i];
                 if (plan->in_place)
-                    PC_MPI_CHECK(MPI_Isend_c(st->scratch + (size_t)t * m, (MPI_Count)m, st->contig ? MPI_BYTE : MPI_PACKED,
+                    PC_MPI_CHECK(pc_mpi_isend(st->scratch + (size_t)t * m, (MPI_Count)m, st->contig ? MPI_BYTE : MPI_PACKED,
                                              t, tag, plan->comm, sq));
                 else
                     PC_MPI_CHECK(MPI_Isend(send_block(plan, sbuf, t), plan->sendcount, plan->stype.type, t, tag,

@@ -426,7 +426,7 @@ static int pack_block(const struct plancoll_plan_s *plan, const void *buf, int j
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
-    PC_MPI_CHECK(MPI_Pack_c(src, plan->sendcounts[j], t->type, dst, (MPI_Count)bytes, &pos, plan->comm));
+    PC_MPI_CHECK(pc_mpi_pack(src, plan->sendcounts[j], t->type, dst, (MPI_Count)bytes, &pos, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 
@@ -439,7 +439,7 @@ static int unpack_block(const struct plancoll_plan_s *plan, void *rbuf, int j, c
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0;
-    PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)bytes, &pos, dst, plan->recvcounts[j], t->type, plan->comm));
+    PC_MPI_CHECK(pc_mpi_unpack(src, (MPI_Count)bytes, &pos, dst, plan->recvcounts[j], t->type, plan->comm));
     return PLANCOLL_SUCCESS;
 }
 
@@ -488,7 +488,7 @@ static int open_receives(const struct plancoll_plan_s *plan, struct agg_state *s
         } else {
             for (int k = 0; k < m->pieces; k++) {
                 uint64_t at = (uint64_t)k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
-                PC_MPI_CHECK(MPI_Irecv_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer,
+                PC_MPI_CHECK(pc_mpi_irecv(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer,
                                          pc_tag(plan, PC_TAG_AGGREGATED), plan->comm, &st->reqs[m->first + k]));
             }
         }
@@ -540,7 +540,7 @@ static int begin_exchange(const struct plancoll_plan_s *plan, struct agg_state *
             const struct agg_msg *m = &st->send[i];
             for (int k = 0; k < m->pieces; k++) {
                 uint64_t at = (uint64_t)k * m->piece, len = m->bytes - at < m->piece ? m->bytes - at : m->piece;
-                PC_MPI_CHECK(MPI_Isend_c(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer,
+                PC_MPI_CHECK(pc_mpi_isend(set + m->area + at, (MPI_Count)len, MPI_BYTE, m->peer,
                                          pc_tag(plan, PC_TAG_AGGREGATED), plan->comm, &st->reqs[m->first + k]));
             }
         }

@@ -8,13 +8,18 @@
 #include "exec/native_request.h"
 #include "exec/busy.h"
 
+#if PC_HAVE_PERSISTENT_COLL
 static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
-    PC_MPI_CHECK(MPI_Alltoallv_init(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->sendcounts, plan->sdispls,
-                                    plan->stype.type, plan->recvbuf, plan->recvcounts, plan->rdispls,
-                                    plan->rtype.type, plan->comm, MPI_INFO_NULL, req));
+    PC_MPI_CHECK(PC_MPI_COLL_INIT(Alltoallv)(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->sendcounts,
+                                             plan->sdispls, plan->stype.type, plan->recvbuf, plan->recvcounts,
+                                             plan->rdispls, plan->rtype.type, plan->comm, MPI_INFO_NULL, req));
     return PLANCOLL_SUCCESS;
 }
+#else
+/* This MPI has no persistent collectives: every execute posts the nonblocking one (native_request.h). */
+static const pc_native_init_fn init = NULL;
+#endif
 
 static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
@@ -46,7 +51,7 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
 const struct pc_algorithm pc_alltoallv_native = {
     .name = "alltoallv.native",
     .collective = PC_ALLTOALLV,
-    .summary = "MPI's persistent MPI_Alltoallv_init, yield-waited",
+    .summary = "MPI's own " PC_NATIVE_FORM " MPI_Alltoallv, yield-waited",
     .estimate = estimate,
     .busy = busy,
     .setup = setup,

@@ -34,7 +34,7 @@ static int setup(struct plancoll_plan_s *plan)
         if (!st->packed_offset) return pc_error(PLANCOLL_ERR_NOMEM, "spreadout offsets");
         for (int j = 0; j < P; j++) {
             MPI_Count bytes = 0;
-            if (j != plan->rank) PC_MPI_CHECK(MPI_Pack_size_c(plan->recvcounts[j], plan->rtype.type, plan->comm, &bytes));
+            if (j != plan->rank) PC_MPI_CHECK(pc_mpi_pack_size(plan->recvcounts[j], plan->rtype.type, plan->comm, &bytes));
             if (bytes < 0 || bytes >= (MPI_Count)(INT64_C(1) << 60) - st->packed_offset[j])
                 return pc_error(PLANCOLL_ERR_OVERFLOW, "in-place alltoallv scratch reaches 2^60 bytes");
             st->packed_offset[j + 1] = st->packed_offset[j] + bytes;
@@ -74,7 +74,7 @@ static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
             int dst = (r + i) % P;
             if (block_bytes(rt, plan->recvcounts[dst]) == 0) continue;
             MPI_Count pos = st->packed_offset[dst];
-            PC_MPI_CHECK(MPI_Pack_c(pc_elem_ptr(rbuf, rt, plan->rdispls[dst]), plan->recvcounts[dst], rt->type,
+            PC_MPI_CHECK(pc_mpi_pack(pc_elem_ptr(rbuf, rt, plan->rdispls[dst]), plan->recvcounts[dst], rt->type,
                                     st->scratch, st->packed_offset[P], &pos, plan->comm));
         }
     }
@@ -89,7 +89,7 @@ static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
         if (plan->in_place) {
             MPI_Count bytes = st->packed_offset[dst + 1] - st->packed_offset[dst];
             if (block_bytes(rt, plan->recvcounts[dst]) == 0) continue;
-            PC_MPI_CHECK(MPI_Isend_c(st->scratch + st->packed_offset[dst], bytes, MPI_PACKED, dst, tag, plan->comm,
+            PC_MPI_CHECK(pc_mpi_isend(st->scratch + st->packed_offset[dst], bytes, MPI_PACKED, dst, tag, plan->comm,
                                      pc_steps_slot(s)));
         } else {
             if (block_bytes(&plan->stype, plan->sendcounts[dst]) == 0) continue;

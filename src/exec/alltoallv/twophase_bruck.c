@@ -149,7 +149,7 @@ static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int i)
     MPI_Request *recv = NULL;
     if (step->recv_bytes) {
         recv = pc_steps_slot(s);
-        PC_MPI_CHECK(MPI_Irecv_c(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, tag, plan->comm,
+        PC_MPI_CHECK(pc_mpi_irecv(st->in, (MPI_Count)step->recv_bytes, unit, step->recv_peer, tag, plan->comm,
                                  recv)); /* large count: a step may carry over 2 GiB */
     }
     int err = PLANCOLL_SUCCESS;
@@ -163,7 +163,7 @@ static int post(struct plancoll_plan_s *plan, struct pc_steps *s, int i)
         return err;
     }
     if (step->send_bytes)
-        PC_MPI_CHECK(MPI_Isend_c(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, tag, plan->comm,
+        PC_MPI_CHECK(pc_mpi_isend(st->out, (MPI_Count)step->send_bytes, unit, step->send_peer, tag, plan->comm,
                                  pc_steps_slot(s)));
     return PLANCOLL_SUCCESS;
 }

@@ -22,7 +22,7 @@ static int check_type(const struct plancoll_plan_s *plan, const struct pc_vside 
         if (s->counts[j] > most) most = s->counts[j];
     if (most == 0) return PLANCOLL_SUCCESS;
     MPI_Count packed = 0; /* MPI_Pack_size's int would be MPI_UNDEFINED past 2 GiB */
-    PC_MPI_CHECK(MPI_Pack_size_c(most, s->t->type, plan->comm, &packed));
+    PC_MPI_CHECK(pc_mpi_pack_size(most, s->t->type, plan->comm, &packed));
     if ((uint64_t)packed != (uint64_t)most * (uint64_t)s->t->size)
         return pc_error(PLANCOLL_ERR_INAPPLICABLE,
                         "MPI packs %d elements of this datatype into %lld bytes, not %d x %lld: blocks cannot be "
@@ -48,7 +48,7 @@ int pc_vblock_pack(const struct plancoll_plan_s *plan, const struct pc_vside *s,
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0; /* large-count packing: a block may exceed 2 GiB */
-    PC_MPI_CHECK(MPI_Pack_c(pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type, dst, (MPI_Count)bytes, &pos,
+    PC_MPI_CHECK(pc_mpi_pack(pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type, dst, (MPI_Count)bytes, &pos,
                             plan->comm));
     if ((uint64_t)pos != bytes)
         return pc_error(PLANCOLL_ERR_MPI, "MPI_Pack wrote %lld bytes for a block of %llu", (long long)pos,
@@ -65,7 +65,7 @@ int pc_vblock_unpack(const struct plancoll_plan_s *plan, const struct pc_vside *
         return PLANCOLL_SUCCESS;
     }
     MPI_Count pos = 0;
-    PC_MPI_CHECK(MPI_Unpack_c(src, (MPI_Count)bytes, &pos, pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type,
+    PC_MPI_CHECK(pc_mpi_unpack(src, (MPI_Count)bytes, &pos, pc_elem_ptr(buf, s->t, s->displs[j]), s->counts[j], s->t->type,
                               plan->comm));
     return PLANCOLL_SUCCESS;
 }

@@ -1,0 +1,139 @@
+/* What the MPI offers beyond MPI-3.1, and the calls the library makes through it. Internal.
+ *
+ * The features are probed at configure time (top meson.build, mpi_conf; generated as B/src/shm/mpi_config.h),
+ * never inferred from the MPI's name:
+ *   PC_HAVE_MPI_LARGE_COUNT       the MPI-4 large-count `_c` functions (MPICH 4.0.2 has them; Open MPI 4.1, an
+ *                                 MPI-3.1, has none)
+ *   PC_HAVE_MPI_PERSISTENT_COLL   the MPI-4 persistent collectives MPI_Alltoall_init, MPI_Alltoallv_init,
+ *                                 MPI_Allreduce_init
+ *   PC_HAVE_MPIX_PERSISTENT_COLL  only their MPIX_ forms of mpi-ext.h (Open MPI 4.1's pcollreq extension)
+ *
+ * The large-count calls below take MPI_Count. Without the `_c` functions a count up to INT_MAX goes to the int
+ * function; a larger one is never truncated: the call fails with MPI_ERR_COUNT. The planner refuses such problems
+ * before any of this runs (pc_mpi_count_fits, api/validate.c: "this MPI has no large-count functions"), so that
+ * failure is a last guard, not a path. */
+#ifndef PC_MPI_COMPAT_H
+#define PC_MPI_COMPAT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <mpi.h>
+
+#include "shm/mpi_config.h"
+
+#if !PC_HAVE_MPI_PERSISTENT_COLL && PC_HAVE_MPIX_PERSISTENT_COLL
+#include <mpi-ext.h>
+#endif
+
+/* Whether persistent collectives exist under any name; PC_MPI_COLL_INIT(Alltoall) names the one there is. */
+#define PC_HAVE_PERSISTENT_COLL (PC_HAVE_MPI_PERSISTENT_COLL || PC_HAVE_MPIX_PERSISTENT_COLL)
+#if PC_HAVE_MPI_PERSISTENT_COLL
+#define PC_MPI_COLL_INIT(NAME) MPI_##NAME##_init
+#elif PC_HAVE_MPIX_PERSISTENT_COLL
+#define PC_MPI_COLL_INIT(NAME) MPIX_##NAME##_init
+#endif
+
+/* Whether a count (elements, or bytes of MPI_BYTE / MPI_PACKED) can be handed to this MPI. */
+static inline bool pc_mpi_count_fits(MPI_Count count) { return PC_HAVE_MPI_LARGE_COUNT || count <= INT_MAX; }
+
+#if PC_HAVE_MPI_LARGE_COUNT
+
+static inline int pc_mpi_isend(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                               MPI_Request *req)
+{
+    return MPI_Isend_c(buf, count, type, dest, tag, comm, req);
+}
+static inline int pc_mpi_irecv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                               MPI_Request *req)
+{
+    return MPI_Irecv_c(buf, count, type, source, tag, comm, req);
+}
+static inline int pc_mpi_pack(const void *in, MPI_Count count, MPI_Datatype type, void *out, MPI_Count outsize,
+                              MPI_Count *position, MPI_Comm comm)
+{
+    return MPI_Pack_c(in, count, type, out, outsize, position, comm);
+}
+static inline int pc_mpi_unpack(const void *in, MPI_Count insize, MPI_Count *position, void *out, MPI_Count count,
+                                MPI_Datatype type, MPI_Comm comm)
+{
+    return MPI_Unpack_c(in, insize, position, out, count, type, comm);
+}
+static inline int pc_mpi_pack_size(MPI_Count count, MPI_Datatype type, MPI_Comm comm, MPI_Count *size)
+{
+    return MPI_Pack_size_c(count, type, comm, size);
+}
+static inline int pc_mpi_type_size(MPI_Datatype type, MPI_Count *size) { return MPI_Type_size_c(type, size); }
+static inline int pc_mpi_type_contiguous(MPI_Count count, MPI_Datatype old, MPI_Datatype *type)
+{
+    return MPI_Type_contiguous_c(count, old, type);
+}
+/* The combiner of a type (MPI_Type_get_envelope fails on types of the large-count constructors in MPICH 4.0.2). */
+static inline int pc_mpi_type_combiner(MPI_Datatype type, int *combiner)
+{
+    MPI_Count nints, naddrs, nlarge, ntypes;
+    return MPI_Type_get_envelope_c(type, &nints, &naddrs, &nlarge, &ntypes, combiner);
+}
+
+#else /* MPI-3.1: the int functions, counts past INT_MAX refused */
+
+static inline int pc_mpi_isend(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                               MPI_Request *req)
+{
+    if (count < 0 || count > INT_MAX) return MPI_ERR_COUNT;
+    return MPI_Isend(buf, (int)count, type, dest, tag, comm, req);
+}
+static inline int pc_mpi_irecv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                               MPI_Request *req)
+{
+    if (count < 0 || count > INT_MAX) return MPI_ERR_COUNT;
+    return MPI_Irecv(buf, (int)count, type, source, tag, comm, req);
+}
+/* The buffer's size is capped at INT_MAX bytes: data that would pass it fails in MPI (MPI_ERR_TRUNCATE), never
+ * silently; a position past INT_MAX cannot be expressed and fails here. */
+static inline int pc_mpi_pack(const void *in, MPI_Count count, MPI_Datatype type, void *out, MPI_Count outsize,
+                              MPI_Count *position, MPI_Comm comm)
+{
+    if (count < 0 || count > INT_MAX || *position < 0 || *position > INT_MAX) return MPI_ERR_COUNT;
+    int pos = (int)*position;
+    int rc = MPI_Pack(in, (int)count, type, out, outsize > INT_MAX ? INT_MAX : (int)outsize, &pos, comm);
+    *position = pos;
+    return rc;
+}
+static inline int pc_mpi_unpack(const void *in, MPI_Count insize, MPI_Count *position, void *out, MPI_Count count,
+                                MPI_Datatype type, MPI_Comm comm)
+{
+    if (count < 0 || count > INT_MAX || *position < 0 || *position > INT_MAX) return MPI_ERR_COUNT;
+    int pos = (int)*position;
+    int rc = MPI_Unpack(in, insize > INT_MAX ? INT_MAX : (int)insize, &pos, out, (int)count, type, comm);
+    *position = pos;
+    return rc;
+}
+/* MPI_Pack_size's int result cannot hold more than INT_MAX bytes: the data's size (MPI_Type_size_x, MPI-3) is
+ * checked first, with room for the packing's own header. */
+static inline int pc_mpi_pack_size(MPI_Count count, MPI_Datatype type, MPI_Comm comm, MPI_Count *size)
+{
+    if (count < 0 || count > INT_MAX) return MPI_ERR_COUNT;
+    MPI_Count elem = 0;
+    int rc = MPI_Type_size_x(type, &elem);
+    if (rc != MPI_SUCCESS) return rc;
+    if (elem == MPI_UNDEFINED || (elem > 0 && count > (INT_MAX - 4096) / elem)) return MPI_ERR_COUNT;
+    int n = 0;
+    rc = MPI_Pack_size((int)count, type, comm, &n);
+    *size = n;
+    return rc;
+}
+static inline int pc_mpi_type_size(MPI_Datatype type, MPI_Count *size) { return MPI_Type_size_x(type, size); }
+static inline int pc_mpi_type_contiguous(MPI_Count count, MPI_Datatype old, MPI_Datatype *type)
+{
+    if (count < 0 || count > INT_MAX) return MPI_ERR_COUNT;
+    return MPI_Type_contiguous((int)count, old, type);
+}
+static inline int pc_mpi_type_combiner(MPI_Datatype type, int *combiner)
+{
+    int nints, naddrs, ntypes;
+    return MPI_Type_get_envelope(type, &nints, &naddrs, &ntypes, combiner);
+}
+
+#endif
+
+#endif
