@@ -113,3 +113,13 @@ def test_execute_checks_new_arrays(comm):
             codes.append(e.code)
     b = plancoll.ERR_BUFFER
     assert codes == [b, b, b, b, None, b, b, b], codes
+
+
+def test_layout_is_the_emulated_one(comm):
+    # The run's premise: under PLANCOLL_EMULATE_NODES=K (the emulated-node runs) plancoll sees K nodes, else one.
+    k = int(os.environ.get('PLANCOLL_EMULATE_NODES', '1'))
+    x = np.zeros(comm.size * 2)
+    y = np.zeros_like(x)
+    with plancoll.plan_alltoall(x, y, comm) as plan:
+        first_line = str(plan).splitlines()[0]
+    assert f':nodes={min(k, comm.size)}:' in first_line, first_line
