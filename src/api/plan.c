@@ -160,6 +160,7 @@ enum agreement_field {
     AGREE_MODEL_HASH_NOT, /* ~AGREE_MODEL_HASH */
     AGREE_WISDOM_PENDING, /* some rank has PLANCOLL_WISDOM still to read (wisdom_io.c), which every rank must join */
     AGREE_MPI_OP_DIFFERS, /* some rank's MPI op is not plancoll's (reduce.c) */
+    AGREE_SOME_IN_PLACE,  /* some rank passed MPI_IN_PLACE (allreduce allows a mix, MPI does not: native.c) */
     AGREE_NFIELDS
 };
 
@@ -232,6 +233,7 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
         [AGREE_MODEL_HASH_NOT] = ~mh,
         [AGREE_WISDOM_PENDING] = pc_wisdom_env_pending() ? 1u : 0u,
         [AGREE_MPI_OP_DIFFERS] = p->prob.mpi_op_differs ? 1u : 0u,
+        [AGREE_SOME_IN_PLACE] = p->prob.in_place ? 1u : 0u,
     };
     int err = pc_agree_failure_max(p->layout, local, all, AGREE_NFIELDS, NULL,
                                    "another rank's arguments were invalid (see that rank's plancoll_error_detail)");
@@ -244,6 +246,7 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
     p->prob.contiguous = all[AGREE_NONCONTIGUOUS] == 0;
     /* ... and MPI's op counts as plancoll's only if it is on every rank */
     p->prob.mpi_op_differs = all[AGREE_MPI_OP_DIFFERS] != 0;
+    p->prob.some_in_place = all[AGREE_SOME_IN_PLACE] != 0;
     if (!err && p->prob.coll == PC_ALLTOALLV) {
         err = alltoallv_agree(p, counts_scratch);
         counts_scratch = NULL; /* freed there */

@@ -34,6 +34,7 @@ struct pc_problem {
     struct pc_shape shape;
     unsigned flags;
     bool in_place;            /* this rank passed MPI_IN_PLACE */
+    bool some_in_place;       /* some rank passed MPI_IN_PLACE (agreed at plan time; allreduce allows a mix) */
     bool contiguous;          /* every rank's send and receive types are dense bytes (agreed at plan time) */
     /* alltoall: bytes per (source, destination) block */
     uint64_t block_bytes;

@@ -6,15 +6,26 @@
  *   each round with its scheduler turn on an oversubscribed host (turns(1) per step, common.c and cost.h).
  * MPI reduces with its own op, so the candidate is not applicable where that op gives other results than
  * plancoll's definition (reduce.c asks MPI once per (op, datatype)); floating SUM and PROD results get their NaNs
- * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks. */
+ * settled (one pass over the result, not in the cost), since MPI may leave different NaNs on different ranks.
+ * plancoll allows MPI_IN_PLACE on some ranks only; MPI requires it on all or none (MPI-4.0, 6.9.6), and Open MPI
+ * 4.1's libnbc chooses its schedule by the rank's own flag (binomial in place, reduce-scatter + allgather out of
+ * place, from 4 ranks and 64 KiB): a mix there matched messages of different schedules (MPI_ERR_TRUNCATE, wrong
+ * sums). So where the ranks mix (agreed at plan time, problem.h some_in_place), every rank passes MPI_IN_PLACE and
+ * the others first copy their send buffer into the receive buffer (one local copy per execution, not in the cost). */
 #include "exec/allreduce/common.h"
 #include "exec/native_request.h"
 #include "exec/busy.h"
 
+/* The send buffer MPI gets: MPI_IN_PLACE on every rank where any rank is in place (start copies the others'). */
+static const void *mpi_sendbuf(const struct plancoll_plan_s *plan, const void *sbuf)
+{
+    return plan->prob.some_in_place ? MPI_IN_PLACE : sbuf;
+}
+
 #if PC_HAVE_PERSISTENT_COLL
 static int init(struct plancoll_plan_s *plan, MPI_Request *req)
 {
-    PC_MPI_CHECK(PC_MPI_COLL_INIT(Allreduce)(plan->in_place ? MPI_IN_PLACE : plan->sendbuf, plan->recvbuf,
+    PC_MPI_CHECK(PC_MPI_COLL_INIT(Allreduce)(mpi_sendbuf(plan, plan->sendbuf), plan->recvbuf,
                                              plan->count, plan->rtype.type, plan->red.op, plan->comm, MPI_INFO_NULL,
                                              req));
     return PLANCOLL_SUCCESS;
@@ -26,12 +37,22 @@ static const pc_native_init_fn init = NULL;
 
 static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    PC_MPI_CHECK(MPI_Iallreduce(plan->in_place ? MPI_IN_PLACE : sbuf, rbuf, plan->count, plan->rtype.type,
+    PC_MPI_CHECK(MPI_Iallreduce(mpi_sendbuf(plan, sbuf), rbuf, plan->count, plan->rtype.type,
                                 plan->red.op, plan->comm, req));
     return PLANCOLL_SUCCESS;
 }
 
 static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, init, post); }
+
+/* An out-of-place rank among in-place ones puts its operand where MPI_IN_PLACE reads it, then starts MPI's. */
+static int start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    if (plan->prob.some_in_place && !plan->in_place) {
+        int err = pc_copy_typed(plan, sbuf, plan->count, &plan->rtype, rbuf, plan->count, &plan->rtype);
+        if (err) return err;
+    }
+    return pc_native_start(plan, sbuf, rbuf);
+}
 
 /* Once MPI's result is in: MPI's NaNs may differ between ranks, every rank settles them (plan.h). */
 static int settle(struct plancoll_plan_s *plan, struct pc_steps *s, int step)
@@ -75,7 +96,7 @@ const struct pc_algorithm pc_allreduce_native = {
     .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
-    .start = pc_native_start,
+    .start = start,
     .advance = advance,
     .teardown = pc_native_teardown,
 };
