@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "base/errors.h"
+#include "shm/mpi_compat.h"
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/layout.h"
@@ -315,6 +316,11 @@ static void block_unreserve(struct pc_heap *h, int i)
 static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block, int *slot)
 {
     *block = *slot = -1;
+#if PC_MPI_WINDOW_FAILURE_HANGS
+    /* A window too big for /dev/shm would fail on node rank 0 alone and hang the others in MPI (mpi_config.h). */
+    int fits = pc_shm_window_fits(h->node_comm, part_bytes, "plancoll_malloc arena");
+    if (fits) return fits;
+#endif
     MPI_Info info;
     MPI_Info_create(&info);
     /* Contiguous: the node's parts are one mapping per process, every part visible to every rank. */

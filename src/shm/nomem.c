@@ -1,8 +1,12 @@
 /* Reserve, agree, report (nomem.h). */
 #include "shm/nomem.h"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include "base/errors.h"
 #include "shm/layout.h"
+#include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/reserve.h"
 
@@ -31,4 +35,20 @@ int pc_shm_reserve_agreed(const struct pc_layout *L, int err, void *addr, size_t
 {
     uint64_t failed = !err && bytes && pc_shm_reserve(addr, bytes) != 0 ? (uint64_t)bytes : 0;
     return pc_shm_agree_reserved(L, err, failed, what);
+}
+
+int pc_shm_window_fits(MPI_Comm node_comm, uint64_t part_bytes, const char *what)
+{
+    int node_rank = 0, node_size = 1;
+    MPI_Comm_rank(node_comm, &node_rank);
+    MPI_Comm_size(node_comm, &node_size);
+    /* node rank 0's view alone, so that every node rank decides alike (another process may be filling /dev/shm) */
+    uint64_t mine[2] = {part_bytes, 0}, node[2];
+    struct statvfs fs;
+    if (node_rank == 0) mine[1] = statvfs("/dev/shm", &fs) == 0 ? (uint64_t)fs.f_bavail * fs.f_frsize : UINT64_MAX;
+    PC_MPI_CHECK(MPI_Allreduce(mine, node, 2, MPI_UINT64_T, MPI_SUM, node_comm));
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t margin = (uint64_t)(node_size + 16) * (uint64_t)(page > 0 ? page : 4096);
+    if (node[1] >= margin && node[0] <= node[1] - margin) return PLANCOLL_SUCCESS;
+    return pc_shm_nomem(what, true, node[0], -1);
 }

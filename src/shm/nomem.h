@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <mpi.h>
+
 struct pc_layout;
 
 /* Collective over layout->comm, one allreduce (shm/requests.h: pc_agree_failure_max): every rank learns whether
@@ -29,5 +31,13 @@ int pc_shm_reserve_agreed(const struct pc_layout *layout, int err, void *addr, s
  * too small)" where mine, else "<what>: no shared memory for <bytes> bytes on rank <rank>'s node (its /dev/shm is
  * full or too small)" (rank < 0: "on another rank's node"). */
 int pc_shm_nomem(const char *what, bool mine, uint64_t bytes, int rank);
+
+/* Collective over node_comm: whether a shared window of these parts (this rank's part_bytes, summed over the node)
+ * fits in the free space of /dev/shm as node rank 0 sees it, with a margin for the MPI's own pages in the window
+ * (some pages per node rank). PLANCOLL_ERR_NOMEM on every node rank when it does not (pc_shm_nomem's message);
+ * success when it fits or /dev/shm cannot be examined; an MPI error code when the allreduce fails. For an MPI
+ * whose failing MPI_Win_allocate_shared returns on one rank and leaves the others inside it
+ * (PC_MPI_WINDOW_FAILURE_HANGS, shm/mpi_config.h): the window is then never asked for. */
+int pc_shm_window_fits(MPI_Comm node_comm, uint64_t part_bytes, const char *what);
 
 #endif
