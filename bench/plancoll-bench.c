@@ -616,6 +616,7 @@ static void record_result(struct bench *b, size_t bytes, const struct variant *v
         if (!b->results) die(b, "out of memory", 1);
     }
     struct result *r = &b->results[b->nresults++];
+    *r = (struct result){0}; /* realloc'd memory: an --overlap flag left over from it wrote rows as overlap rows */
     r->bytes = bytes;
     snprintf(r->impl, sizeof r->impl, "%s", v->label);
     r->median_us = v->median * 1e6;
