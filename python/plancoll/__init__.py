@@ -19,7 +19,9 @@ import atexit
 import os
 import ctypes
 import itertools
+import operator
 import threading
+import weakref
 
 import numpy as np
 from mpi4py import MPI
@@ -31,7 +33,8 @@ from ._buffers import BufferProblem, DTYPE_TO_MPI, address, as_array, check_coun
 __version__ = _config.VERSION
 __all__ = ['Error', 'Plan', 'plan_alltoall', 'plan_alltoallv', 'plan_allreduce', 'plan_transpose',
            'local_size_transposed', 'export_wisdom', 'import_wisdom', 'forget_wisdom', 'mpi_datatype',
-           'IN_PLACE', 'ESTIMATE', 'MEASURE', 'PATIENT', 'EXHAUSTIVE', 'WISDOM_ONLY']
+           'IN_PLACE', 'ESTIMATE', 'MEASURE', 'PATIENT', 'EXHAUSTIVE', 'WISDOM_ONLY', 'NONBLOCKING', 'OVERLAP',
+           'MAX_PIECES', 'waitall', 'plan_transpose_pieces', 'empty', 'free']
 
 # Planner flags and error codes, with the C header's values (generated from it at build time).
 ESTIMATE = _config.FLAGS['ESTIMATE']
@@ -39,6 +42,9 @@ MEASURE = _config.FLAGS['MEASURE']
 PATIENT = _config.FLAGS['PATIENT']
 EXHAUSTIVE = _config.FLAGS['EXHAUSTIVE']
 WISDOM_ONLY = _config.FLAGS['WISDOM_ONLY']
+NONBLOCKING = _config.FLAGS['NONBLOCKING']
+OVERLAP = _config.FLAGS['OVERLAP']
+MAX_PIECES = _config.MAX_PIECES
 for _name, _value in _config.ERROR_CODES.items():
     if _name != 'ERR_COUNT_OF_CODES':
         globals()[_name] = _value          # plancoll.SUCCESS, plancoll.ERR_COUNT, ...
@@ -118,16 +124,20 @@ _live_lock = threading.Lock()
 
 
 class Plan:
-    """A plan made by plan_alltoall, plan_alltoallv, plan_allreduce or plan_transpose. It holds references to the
-    arrays it was planned with (C keeps their addresses), until destroy()."""
+    """A plan made by plan_alltoall, plan_alltoallv, plan_allreduce, plan_transpose or plan_transpose_pieces. It
+    holds references to the arrays it was planned with (C keeps their addresses), until destroy(), and, while it is
+    started (active), to the arrays it was started on, until a test() or wait() completes the execution."""
 
-    def __init__(self, kind, handle, send, recv, in_place, comm):
+    def __init__(self, kind, handle, send, recv, in_place, comm, pieces=None):
         self._handle = handle
         self.kind = kind
         self._send = send          # None when in place
         self._recv = recv
         self.in_place = in_place
         self.comm = comm
+        self.pieces = pieces       # a transpose in pieces: the number of pieces; else None
+        self._running = None       # while active: the (send, recv) arrays the execution runs on
+        self._next_piece = 0       # a plan in pieces: the piece plancoll_start_piece takes next in this execution
         self._number = next(_plan_numbers)
         with _live_lock:
             _live_plans[self._number] = self
@@ -137,34 +147,106 @@ class Plan:
         """Runs the plan (collective). With no arguments on the planned arrays; with (send, recv) on other arrays
         of the same dtype, shape and size (an in-place plan takes IN_PLACE as send; a transpose (in, out), in place
         when they are the same array). Arrays that do not match are plancoll.Error ERR_BUFFER on this rank, as C's
-        plancoll_execute_buffers checks only locally: every rank must pass matching arrays."""
+        plancoll_execute_buffers checks only locally: every rank must pass matching arrays. An active plan is
+        ERR_ACTIVE (C's refusal)."""
         if send is None and recv is None:
             _check(_lib.execute(self._handle))
             return
+        saddr, raddr, _ = self._new_buffers(send, recv, 'execute')
+        _check(_lib.execute_buffers(self._handle, saddr, raddr))
+
+    def _new_buffers(self, send, recv, call):
+        """The addresses (send, recv) for plancoll_execute_buffers / _start_buffers, and the arrays behind them,
+        checked to be like the planned ones; plancoll.Error ERR_BUFFER (local) when they are not."""
         if recv is None:
-            raise Error(_config.ERROR_CODES['ERR_BUFFER'], 'execute(send, recv): recv is missing')
+            raise Error(_config.ERROR_CODES['ERR_BUFFER'], f'{call}(send, recv): recv is missing')
         try:
             rarr = as_array(recv, 'recv', writable=True)
-            self._match(rarr, self._recv, 'recv')
-            if self.kind == 'transpose':
+            self._match(rarr, self._recv, 'recv', call)
+            if self.kind in ('transpose', 'transpose_pieces'):
                 sarr = rarr if send is recv else as_array(send, 'in', writable=False)
-                self._match(sarr, self._send if self._send is not None else self._recv, 'in')
+                self._match(sarr, self._send if self._send is not None else self._recv, 'in', call)
                 saddr = address(sarr)
             elif _is_in_place(send):
                 if not self.in_place:
-                    raise BufferProblem('ERR_BUFFER', 'execute: IN_PLACE for a plan made out of place')
-                saddr = _lib.IN_PLACE_ADDRESS
+                    raise BufferProblem('ERR_BUFFER', f'{call}: IN_PLACE for a plan made out of place')
+                sarr, saddr = None, _lib.IN_PLACE_ADDRESS
             else:
                 if self.in_place:
-                    raise BufferProblem('ERR_BUFFER', 'execute: a send array for a plan made in place (pass IN_PLACE)')
+                    raise BufferProblem('ERR_BUFFER', f'{call}: a send array for a plan made in place (pass IN_PLACE)')
                 sarr = as_array(send, 'send', writable=False)
-                self._match(sarr, self._send, 'send')
+                self._match(sarr, self._send, 'send', call)
                 saddr = address(sarr)
         except BufferProblem as problem:
             if problem.code_name == 'ERR_ARGUMENT':
                 problem.code_name = 'ERR_BUFFER'
             raise _local_error(problem) from None
-        _check(_lib.execute_buffers(self._handle, saddr, address(rarr)))
+        return saddr, address(rarr), (sarr, rarr)
+
+    # -- nonblocking execution (MPI's persistent requests: include/plancoll.h, "Nonblocking plans") --
+    def start(self, send=None, recv=None):
+        """Starts the plan (plancoll_start; with (send, recv), plancoll_start_buffers on other arrays, checked as
+        execute's): local, returns at once; the plan is active until test() returns True or wait() returns. Until
+        then the arrays must not be touched, and the plan holds references to them. Every rank starts its plans on a
+        communicator in the same order. A plan in pieces starts every piece. Starting an active plan is ERR_ACTIVE
+        (the plan stays active)."""
+        if send is None and recv is None:
+            _check(_lib.start(self._handle))
+            running = (self._send, self._recv)
+        else:
+            saddr, raddr, running = self._new_buffers(send, recv, 'start')
+            _check(_lib.start_buffers(self._handle, saddr, raddr))
+        self._running = running
+        self._next_piece = self.pieces or 0
+
+    def test(self):
+        """Advances the active plans of the process and returns True when this plan's execution is complete (the
+        plan is then inactive; a failed execution raises its plancoll.Error), else False (plancoll_test). Never
+        blocks. An inactive plan gives True at once."""
+        done = ctypes.c_int(0)
+        rc = _lib.test(self._handle, ctypes.byref(done))
+        if done.value:
+            self._completed()
+        _check(rc)
+        return bool(done.value)
+
+    def wait(self):
+        """Waits until the execution is complete, advancing every active plan meanwhile (plancoll_wait); a failed
+        execution raises its plancoll.Error. An inactive plan returns at once. A plan in pieces with pieces not yet
+        started is ERR_ARGUMENT and stays active."""
+        rc = _lib.wait(self._handle)
+        self._completed()
+        _check(rc)
+
+    def _completed(self):
+        # After a test, wait or waitall: the execution is complete, and the arrays can go, unless it is one in
+        # pieces that cannot be complete (pieces not started: C's wait refuses it and the execution goes on).
+        if self.pieces is not None and self._running is not None and self._next_piece < self.pieces:
+            return
+        self._running = None
+
+    @property
+    def active(self):
+        """Whether the plan is started and not yet completed by test(), wait() or waitall() (as Python saw it)."""
+        return self._running is not None
+
+    # -- a transpose in pieces --
+    def piece_rows(self, k):
+        """(lo, count): this rank's input rows of piece k, lo a local row index (plancoll_transpose_piece_rows).
+        Local. ERR_ARGUMENT for a plan not in pieces or k outside 0 .. pieces - 1."""
+        lo, count = _lib.ptrdiff_t(), _lib.ptrdiff_t()
+        _check(_lib.transpose_piece_rows(self._handle, _c_int_arg(k, 'k'), ctypes.byref(lo), ctypes.byref(count)))
+        return int(lo.value), int(count.value)
+
+    def start_piece(self, k):
+        """Starts piece k (plancoll_start_piece): its input rows are final, and it travels while the caller
+        computes the next. Pieces are started in order 0, 1, ..; piece 0 begins an execution (the plan is active,
+        holding its arrays); once all are started, test() and wait() complete it. Local. Refusals (out of order,
+        not a plan in pieces: ERR_ARGUMENT; piece 0 during an execution: ERR_ACTIVE) change nothing."""
+        _check(_lib.start_piece(self._handle, _c_int_arg(k, 'k')))
+        if k == 0:
+            self._running = (self._send, self._recv)
+        self._next_piece = int(k) + 1
 
     @property
     def send(self):
@@ -177,14 +259,15 @@ class Plan:
         return self._recv
 
     @staticmethod
-    def _match(arr, planned, what):
+    def _match(arr, planned, what, call):
         if arr.dtype != planned.dtype or arr.shape != planned.shape:
-            raise BufferProblem('ERR_BUFFER', f'execute: {what} is {arr.dtype}{list(arr.shape)}, the plan was made '
+            raise BufferProblem('ERR_BUFFER', f'{call}: {what} is {arr.dtype}{list(arr.shape)}, the plan was made '
                                               f'with {planned.dtype}{list(planned.shape)}')
 
     # -- destruction --
     def destroy(self):
-        """Frees the plan (collective, as plancoll_destroy_plan) and drops its arrays. A second call does nothing."""
+        """Frees the plan (collective, as plancoll_destroy_plan) and drops its arrays. A second call does nothing. An
+        active plan is ERR_ACTIVE, as in C: nothing is freed (wait for it first)."""
         if self._handle.value is None:
             return
         _check(_lib.destroy_plan(ctypes.byref(self._handle)))
@@ -252,16 +335,52 @@ def _destroy_live_plans():
     # destroys its remaining plans in creation order, the order they were made in collectively.
     if not MPI.Is_initialized() or MPI.Is_finalized():
         return
+    # Plans still active are completed first (C refuses to destroy an active plan).
     with _live_lock:
         plans = [_live_plans[k] for k in sorted(_live_plans)]
     for plan in plans:
+        try:
+            if plan.active:
+                plan.wait()
+        except Error:
+            pass
         try:
             plan.destroy()
         except Error:
             pass
 
 
-def _make(kind, create, poison, send, recv, in_place, comm):
+def waitall(plans):
+    """Waits for every plan of the sequence plans (None entries are skipped, as MPI_REQUEST_NULL), advancing every
+    active plan meanwhile (plancoll_waitall). Every entry is checked before any wait: one that is not a Plan is
+    ERR_ARGUMENT, a destroyed plan ERR_NULL_PLAN. Then each is completed, and the first failed execution raises its
+    plancoll.Error once all are complete."""
+    plans = list(plans)
+    for i, plan in enumerate(plans):
+        if plan is None:
+            continue
+        if not isinstance(plan, Plan):
+            raise Error(_config.ERROR_CODES['ERR_ARGUMENT'], f'waitall: plans[{i}] is a {type(plan).__name__}, '
+                                                             'not a plancoll.Plan')
+        if plan.destroyed:
+            raise Error(_config.ERROR_CODES['ERR_NULL_PLAN'], f'waitall: plans[{i}] has been destroyed')
+    handles = (_lib.Plan * max(1, len(plans)))(*[None if p is None else p._handle.value for p in plans])
+    rc = _lib.waitall(len(plans), handles)
+    for plan in plans:
+        if plan is not None:
+            plan._completed()
+    _check(rc)
+
+
+def _c_int_arg(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise Error(_config.ERROR_CODES['ERR_ARGUMENT'], f'{what}: {value!r} is not an integer')
+    if not -2**31 <= int(value) < 2**31:
+        raise Error(_config.ERROR_CODES['ERR_ARGUMENT'], f'{what}: {value} does not fit a C int')
+    return int(value)
+
+
+def _make(kind, create, poison, send, recv, in_place, comm, pieces=None):
     """Runs the C plan call create(out_handle) and wraps the plan. poison is None when this rank's Python-side
     checks passed, else the BufferProblem: then C is called through the `poison` call, arguments C refuses, so that
     every rank fails together (the others with ERR_REMOTE), as C's own validation would make them, and this rank
@@ -274,13 +393,15 @@ def _make(kind, create, poison, send, recv, in_place, comm):
             _lib.destroy_plan(ctypes.byref(handle))
         raise _local_error(problem)
     _check(create(ctypes.byref(handle)))
-    return Plan(kind, handle, send, recv, in_place, comm)
+    return Plan(kind, handle, send, recv, in_place, comm, pieces)
 
 
-def plan_alltoall(send, recv, comm=MPI.COMM_WORLD, flags=ESTIMATE):
-    """Plans MPI_Alltoall(send, n, T, recv, n, T, comm) with n = len // size of the communicator (len: the number
-    of elements; send and recv must hold a multiple of size elements, and the same number) and T the MPI datatype
-    of the dtype. send may be IN_PLACE (recv holds the data to send). Collective."""
+def _plan_exchange(kind, send, recv, comm, flags, validate, refuse, create):
+    """The preamble plan_alltoall and plan_alltoallv share, then the plan. Checks flags and the receive array, then
+    calls validate(send, recv_array, nprocs, in_place), which checks the rest (the send array through _send_array, at
+    the point of its own checks where it wants that done) and returns (send_array, args), raising BufferProblem on
+    bad input. On success the plan is create(comm_h, flags_value, send_array, recv_array, nprocs, args, out); on a
+    BufferProblem, refuse(comm_h, nprocs, out) is the C call with arguments C refuses (see _make)."""
     comm_h = _comm_handle(comm)
     nprocs = _comm_size(comm)
     sarr = rarr = None
@@ -288,29 +409,49 @@ def plan_alltoall(send, recv, comm=MPI.COMM_WORLD, flags=ESTIMATE):
     try:
         fl = _flags_value(flags)
         rarr = as_array(recv, 'recv', writable=True)
-        if not in_place:
-            sarr = as_array(send, 'send', writable=False)
+        sarr, args = validate(send, rarr, nprocs, in_place)
+        poison = None
+    except BufferProblem as problem:
+        poison = (problem, lambda out: refuse(comm_h, nprocs, out))
+    if poison is None:
+        create_call = lambda out: create(comm_h, fl, sarr, rarr, nprocs, args, out)
+    else:
+        create_call = None
+    return _make(kind, create_call, poison, sarr, rarr, in_place, comm)
+
+
+def _send_array(send, in_place):
+    return None if in_place else as_array(send, 'send', writable=False)
+
+
+def plan_alltoall(send, recv, comm=MPI.COMM_WORLD, flags=ESTIMATE):
+    """Plans MPI_Alltoall(send, n, T, recv, n, T, comm) with n = len // size of the communicator (len: the number
+    of elements; send and recv must hold a multiple of size elements, and the same number) and T the MPI datatype
+    of the dtype. send may be IN_PLACE (recv holds the data to send). Collective."""
+    def validate(send, rarr, nprocs, in_place):
+        sarr = _send_array(send, in_place)
         if nprocs > 0:
             if rarr.size % nprocs:
                 raise BufferProblem('ERR_COUNT', f'recv holds {rarr.size} elements, not a multiple of the '
                                                  f'{nprocs} ranks')
             if sarr is not None and sarr.size != rarr.size:
                 raise BufferProblem('ERR_COUNT', f'send holds {sarr.size} elements, recv {rarr.size}')
-        poison = None
-    except BufferProblem as problem:
-        poison = (problem, lambda out: _lib.plan_alltoall(None, -1, _lib.handle(MPI.BYTE, _lib.Datatype), None, -1,
-                                                          _lib.handle(MPI.BYTE, _lib.Datatype), comm_h, 0, out))
-    if poison is None:
+        return sarr, None
+
+    def refuse(comm_h, nprocs, out):
+        byte = _lib.handle(MPI.BYTE, _lib.Datatype)
+        return _lib.plan_alltoall(None, -1, byte, None, -1, byte, comm_h, 0, out)
+
+    def create(comm_h, fl, sarr, rarr, nprocs, args, out):
         count = rarr.size // nprocs if nprocs > 0 else 0
         rtype = _dtype_handle(rarr.dtype)
-        if in_place:
+        if sarr is None:
             saddr, scount, stype = _lib.IN_PLACE_ADDRESS, 0, rtype
         else:
             saddr, scount, stype = address(sarr), sarr.size // nprocs if nprocs > 0 else 0, _dtype_handle(sarr.dtype)
-        create = lambda out: _lib.plan_alltoall(saddr, scount, stype, address(rarr), count, rtype, comm_h, fl, out)
-    else:
-        create = None
-    return _make('alltoall', create, poison, sarr, rarr, in_place, comm)
+        return _lib.plan_alltoall(saddr, scount, stype, address(rarr), count, rtype, comm_h, fl, out)
+
+    return _plan_exchange('alltoall', send, recv, comm, flags, validate, refuse, create)
 
 
 def _int_array(values):
@@ -321,38 +462,35 @@ def plan_alltoallv(send, sendcounts, sdispls, recv, recvcounts, rdispls, comm=MP
     """Plans MPI_Alltoallv with counts and displacements in elements of the arrays' dtypes (sequences of size
     ints; copied by C). send may be IN_PLACE (then sendcounts and sdispls are ignored). Every block must lie
     inside its array (checked here: C cannot see a Python buffer's length). Collective."""
-    comm_h = _comm_handle(comm)
-    nprocs = _comm_size(comm)
-    sarr = rarr = None
-    in_place = _is_in_place(send)
-    try:
-        fl = _flags_value(flags)
-        rarr = as_array(recv, 'recv', writable=True)
+    def validate(send, rarr, nprocs, in_place):
         rc_ = check_counts(recvcounts, nprocs, 'recvcounts')
         rd_ = check_counts(rdispls, nprocs, 'rdispls')
         check_span(rarr, rc_, rd_, 'recv')
-        if not in_place:
-            sarr = as_array(send, 'send', writable=False)
+        sarr = _send_array(send, in_place)
+        sc_ = sd_ = None
+        if sarr is not None:
             sc_ = check_counts(sendcounts, nprocs, 'sendcounts')
             sd_ = check_counts(sdispls, nprocs, 'sdispls')
             check_span(sarr, sc_, sd_, 'send')
-        poison = None
-    except BufferProblem as problem:
+        return sarr, (sc_, sd_, rc_, rd_)
+
+    def refuse(comm_h, nprocs, out):
         bad = _int_array([-1] * max(nprocs, 1))
         byte = _lib.handle(MPI.BYTE, _lib.Datatype)
-        poison = (problem, lambda out: _lib.plan_alltoallv(None, bad, bad, byte, None, bad, bad, byte, comm_h, 0, out))
-    if poison is None:
+        return _lib.plan_alltoallv(None, bad, bad, byte, None, bad, bad, byte, comm_h, 0, out)
+
+    def create(comm_h, fl, sarr, rarr, nprocs, args, out):
+        sc_, sd_, rc_, rd_ = args
         rtype = _dtype_handle(rarr.dtype)
         rcounts, rdisps = _int_array(rc_), _int_array(rd_)
-        if in_place:
+        if sarr is None:
             saddr, scounts, sdisps, stype = _lib.IN_PLACE_ADDRESS, None, None, rtype
         else:
             saddr, scounts, sdisps, stype = address(sarr), _int_array(sc_), _int_array(sd_), _dtype_handle(sarr.dtype)
-        create = lambda out: _lib.plan_alltoallv(saddr, scounts, sdisps, stype, address(rarr), rcounts, rdisps,
-                                                 rtype, comm_h, fl, out)
-    else:
-        create = None
-    return _make('alltoallv', create, poison, sarr, rarr, in_place, comm)
+        return _lib.plan_alltoallv(saddr, scounts, sdisps, stype, address(rarr), rcounts, rdisps, rtype, comm_h, fl,
+                                   out)
+
+    return _plan_exchange('alltoallv', send, recv, comm, flags, validate, refuse, create)
 
 
 def plan_allreduce(send, recv, op=MPI.SUM, comm=MPI.COMM_WORLD, flags=ESTIMATE):
@@ -404,6 +542,18 @@ def plan_transpose(n0, n1, inarr, outarr, comm=MPI.COMM_WORLD, flags=ESTIMATE):
     """Plans the transpose of the n0 x n1 matrix distributed by rows in inarr (local_n0 rows of n1 elements) into
     outarr (local_n1 rows of n0), both holding at least local_size_transposed's alloc elements of one dtype (the
     element type). inarr is outarr: in place. Collective."""
+    return _plan_transpose(n0, n1, inarr, outarr, comm, flags, None)
+
+
+def plan_transpose_pieces(n0, n1, inarr, outarr, pieces, comm=MPI.COMM_WORLD, flags=ESTIMATE):
+    """Plans plan_transpose's transpose (same arrays and rules) to run in `pieces` pieces of input rows
+    (plancoll_plan_transpose_pieces): plan.piece_rows(k) gives piece k's rows, plan.start_piece(k) sends them
+    while the caller computes the next, plan.wait() completes the transpose. inarr and outarr must be distinct
+    (ERR_IN_PLACE); pieces 1 .. MAX_PIECES, the same on every rank. Collective."""
+    return _plan_transpose(n0, n1, inarr, outarr, comm, flags, pieces)
+
+
+def _plan_transpose(n0, n1, inarr, outarr, comm, flags, pieces):
     comm_h = _comm_handle(comm)
     iarr = oarr = None
     try:
@@ -411,6 +561,11 @@ def plan_transpose(n0, n1, inarr, outarr, comm=MPI.COMM_WORLD, flags=ESTIMATE):
         for name, v in (('n0', n0), ('n1', n1)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise BufferProblem('ERR_ARGUMENT', f'{name}: {v!r} is not an integer')
+        if pieces is not None:
+            if isinstance(pieces, bool) or not isinstance(pieces, (int, np.integer)):
+                raise BufferProblem('ERR_ARGUMENT', f'pieces: {pieces!r} is not an integer')
+            if not -2**31 <= int(pieces) < 2**31:
+                raise BufferProblem('ERR_COUNT', f'pieces: {pieces} is outside 1 .. {MAX_PIECES}')
         if _is_in_place(inarr) or _is_in_place(outarr):
             raise BufferProblem('ERR_IN_PLACE', 'IN_PLACE given to a transpose: pass the same array as in and out')
         oarr = as_array(outarr, 'out', writable=True)
@@ -428,16 +583,127 @@ def plan_transpose(n0, n1, inarr, outarr, comm=MPI.COMM_WORLD, flags=ESTIMATE):
                                                         f'needs {alloc} (local_size_transposed)')
         poison = None
     except BufferProblem as problem:
-        poison = (problem, lambda out: _lib.plan_transpose(-1, -1, _lib.handle(MPI.BYTE, _lib.Datatype), None, None,
-                                                           comm_h, 0, out))
+        byte = _lib.handle(MPI.BYTE, _lib.Datatype)
+        if pieces is None:
+            poison = (problem, lambda out: _lib.plan_transpose(-1, -1, byte, None, None, comm_h, 0, out))
+        else:
+            poison = (problem, lambda out: _lib.plan_transpose_pieces(-1, -1, byte, None, None, comm_h, 0, 1, out))
     if poison is None:
         elem = _dtype_handle(oarr.dtype)
-        create = lambda out: _lib.plan_transpose(int(n0), int(n1), elem, address(iarr), address(oarr), comm_h, fl,
-                                                 out)
+        if pieces is None:
+            create = lambda out: _lib.plan_transpose(int(n0), int(n1), elem, address(iarr), address(oarr), comm_h,
+                                                     fl, out)
+        else:
+            create = lambda out: _lib.plan_transpose_pieces(int(n0), int(n1), elem, address(iarr), address(oarr),
+                                                            comm_h, fl, int(pieces), out)
         send = None if iarr is oarr else iarr
     else:
         create, send = None, None
-    return _make('transpose', create, poison, send, oarr, iarr is oarr, comm)
+    if pieces is None:
+        return _make('transpose', create, poison, send, oarr, iarr is oarr, comm)
+    return _make('transpose_pieces', create, poison, send, oarr, iarr is oarr, comm, int(pieces))
+
+
+# ---- node-shared memory ------------------------------------------------------------------------------------
+
+class _SharedBlock:
+    """One block of plancoll_malloc, as the base object of the NumPy arrays over it (NumPy keeps it alive through
+    every view). Its weakref finalizer gives the block back (plancoll_free) once no array references it; free()
+    does it at once."""
+
+    def __init__(self, ptr, shape, dtype, comm):
+        self.address = ptr
+        self.comm = comm
+        self.freed = False
+        self.__array_interface__ = {'shape': shape, 'typestr': dtype.str, 'descr': dtype.descr,
+                                    'data': (ptr, False), 'version': 3}
+        self.finalizer = weakref.finalize(self, _release_block, ptr)
+
+
+def _release_block(ptr):
+    # Unreferenced (or at interpreter exit, before mpi4py's MPI_Finalize): local, so garbage collection may run it
+    # at any time on any rank. After MPI_Finalize, or once the block's communicator is freed, the heap is gone
+    # with its memory, and C refuses the pointer (ERR_ARGUMENT): nothing to give back then.
+    if MPI.Is_finalized():
+        return
+    _lib.shared_free(ptr)
+
+
+def _shared_block_of(arr):
+    base = arr
+    while base is not None and not isinstance(base, _SharedBlock):
+        base = getattr(base, 'base', None)
+    return base
+
+
+def empty(shape, dtype=float, comm=MPI.COMM_WORLD):
+    """A NumPy array of the given shape and dtype, not initialised, in node-shared memory from plancoll_malloc on
+    comm: plans on comm whose send or receive arrays come from here run single-copy on a node (peers read and write
+    them directly). Collective over comm (every rank calls it, in the same order as its other collectives on comm;
+    shapes may differ between ranks). The memory belongs to comm: it must not be used once comm is freed (a heap on
+    COMM_WORLD lasts until MPI_Finalize). It goes back (plancoll_free, local) when no array references it any more,
+    or at free(arr). Errors on every rank when any rank's are bad (the others ERR_REMOTE): a bad shape ERR_COUNT, a
+    dtype of Python objects ERR_DATATYPE, not a communicator ERR_COMM (this rank alone, as C), more than the node's
+    /dev/shm holds ERR_NOMEM (the size in the detail), more than 2^60 bytes ERR_OVERFLOW."""
+    comm_h = _comm_handle(comm)
+    try:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError as exc:
+            raise BufferProblem('ERR_DATATYPE', f'dtype: {exc}') from None
+        if dt.hasobject:
+            raise BufferProblem('ERR_DATATYPE', f'dtype {dt} holds Python objects: not in shared memory')
+        try:
+            shape = tuple(int(operator.index(d)) for d in shape) if np.iterable(shape) else (int(operator.index(shape)),)
+        except TypeError:
+            raise BufferProblem('ERR_COUNT', f'shape: {shape!r} is not a tuple of integers') from None
+        if any(d < 0 for d in shape):
+            raise BufferProblem('ERR_COUNT', f'shape: {shape} has a negative dimension')
+        nbytes = int(np.prod(shape, dtype=object)) * dt.itemsize
+        if nbytes >= 2**64:
+            raise BufferProblem('ERR_OVERFLOW', f'{nbytes} bytes is more than a size_t holds')
+    except BufferProblem as problem:
+        # The C call with an argument it refuses (no pointer to receive the block), so that every rank fails.
+        _lib.shared_malloc(0, comm_h, None)
+        raise _local_error(problem) from None
+    ptr = ctypes.c_void_p()
+    _check(_lib.shared_malloc(nbytes, comm_h, ctypes.byref(ptr)))
+    if ptr.value is None:          # 0 bytes: C gives NULL (nothing to free); a NumPy array of no elements
+        return np.empty(shape, dt)
+    return np.asarray(_SharedBlock(ptr.value, shape, dt, comm))
+
+
+def free(arr):
+    """Gives the node-shared memory under arr (an array from plancoll.empty) back now, instead of when the last
+    reference to it goes (plancoll_free). Local: ranks free independently. arr and every view of it must not be
+    used afterwards (the memory is gone, as after C's free). Refused (ERR_ARGUMENT, nothing freed): a block freed
+    already, a live plan holding an array on the block (destroy it first), and what C refuses: an array that does
+    not start at the block (a view inside it), memory not from plancoll.empty. None does nothing."""
+    if arr is None:
+        return
+    block = _shared_block_of(arr)
+    if block is None:
+        try:
+            addr = address(as_array(arr, 'arr', writable=False))
+        except BufferProblem as problem:
+            raise _local_error(problem) from None
+        _check(_lib.shared_free(addr))       # C's refusal and its detail: not a block of plancoll_malloc
+        return                               # (unreachable: C never takes memory it did not give)
+    if block.freed:
+        raise Error(_config.ERROR_CODES['ERR_ARGUMENT'], f'free: the block at {block.address:#x} was freed already')
+    addr = address(arr)
+    if addr != block.address:
+        _check(_lib.shared_free(addr))       # an interior pointer: C's refusal
+    with _live_lock:
+        plans = list(_live_plans.values())
+    for plan in plans:
+        held = [a for a in (plan._send, plan._recv) + (plan._running or ()) if isinstance(a, np.ndarray)]
+        if any(_shared_block_of(a) is block for a in held):
+            raise Error(_config.ERROR_CODES['ERR_ARGUMENT'], f'free: {plan!r} holds an array on this block '
+                                                             '(destroy the plan first)')
+    _check(_lib.shared_free(block.address))
+    block.freed = True
+    block.finalizer.detach()
 
 
 # ---- wisdom ----------------------------------------------------------------------------------------------------

@@ -79,6 +79,18 @@ local_size_transposed = _proto('plancoll_local_size_transposed', ptrdiff_t, ptrd
                                ctypes.POINTER(ptrdiff_t))
 plan_transpose = _proto('plancoll_plan_transpose', c_int, ptrdiff_t, ptrdiff_t, Datatype, c_void_p, c_void_p, Comm,
                         c_uint, ctypes.POINTER(Plan))
+plan_transpose_pieces = _proto('plancoll_plan_transpose_pieces', c_int, ptrdiff_t, ptrdiff_t, Datatype, c_void_p,
+                               c_void_p, Comm, c_uint, c_int, ctypes.POINTER(Plan))
+transpose_piece_rows = _proto('plancoll_transpose_piece_rows', c_int, Plan, c_int, ctypes.POINTER(ptrdiff_t),
+                              ctypes.POINTER(ptrdiff_t))
+start_piece = _proto('plancoll_start_piece', c_int, Plan, c_int)
+start = _proto('plancoll_start', c_int, Plan)
+start_buffers = _proto('plancoll_start_buffers', c_int, Plan, c_void_p, c_void_p)
+test = _proto('plancoll_test', c_int, Plan, ctypes.POINTER(c_int))
+wait = _proto('plancoll_wait', c_int, Plan)
+waitall = _proto('plancoll_waitall', c_int, c_int, ctypes.POINTER(Plan))
+shared_malloc = _proto('plancoll_malloc', c_int, c_size_t, Comm, ctypes.POINTER(c_void_p))
+shared_free = _proto('plancoll_free', c_int, c_void_p)
 execute = _proto('plancoll_execute', c_int, Plan)
 execute_buffers = _proto('plancoll_execute_buffers', c_int, Plan, c_void_p, c_void_p)
 destroy_plan = _proto('plancoll_destroy_plan', c_int, ctypes.POINTER(Plan))

@@ -11,7 +11,7 @@ HEADER = os.path.join(os.environ.get('PLANCOLL_SOURCE_ROOT', os.path.join(os.pat
 
 def test_flags_are_the_headers():
     text = open(HEADER).read()
-    for name in ('ESTIMATE', 'MEASURE', 'PATIENT', 'EXHAUSTIVE', 'WISDOM_ONLY'):
+    for name in ('ESTIMATE', 'MEASURE', 'PATIENT', 'EXHAUSTIVE', 'WISDOM_ONLY', 'NONBLOCKING', 'OVERLAP'):
         expr = re.search(r'#define PLANCOLL_' + name + r'\s+([^/\n]+)', text).group(1)
         assert getattr(plancoll, name) == eval(re.sub(r'(\d+)u', r'\1', expr)), name
 
@@ -33,3 +33,8 @@ def test_error_codes_are_the_librarys():
 def test_loaded_library():
     assert plancoll.__version__ == _lib.version(None, None, None).decode()
     assert os.path.exists(_lib.library_path)
+
+
+def test_max_pieces_is_the_headers():
+    text = open(os.path.join(os.path.dirname(HEADER), 'plancoll.h')).read()
+    assert plancoll.MAX_PIECES == int(re.search(r'#define PLANCOLL_MAX_PIECES\s+(\d+)', text).group(1))
