@@ -113,17 +113,22 @@ def test_explicit_free(comm):
     codes['a plan holds it'] = code_of(plancoll.free, a)[0]
     plan.destroy()
     codes['free'] = code_of(plancoll.free, a)[0]
-    codes['free again'] = code_of(plancoll.free, a)[0]
     gone = _lib.shared_free(ptr) == plancoll.ERR_ARGUMENT     # C freed it
+    # The heap hands the same address out again: a stale free(a), or a's finalizer, must not free the new block.
+    c = plancoll.empty((4, 4), np.float64, comm)
+    reused = block_address(c) == ptr
+    codes['free again'] = code_of(plancoll.free, a)[0]
     plancoll.free(None)                                       # as C's free(NULL)
     del a
-    gc.collect()                                              # the finalizer must not free it twice: nothing to see,
-    b = plancoll.empty(16, np.int32, comm)                    # but the heap still works
+    gc.collect()
+    codes['free of the new block'] = code_of(plancoll.free, c)[0]
+    b = plancoll.empty(16, np.int32, comm)                    # the heap still works
     b[:] = 7
     a_ = plancoll.ERR_ARGUMENT
     assert codes == {'interior view': a_, 'not from empty': a_, 'not an array': a_, 'a plan holds it': a_,
-                     'free': None, 'free again': a_}, codes
+                     'free': None, 'free again': a_, 'free of the new block': None}, codes
     assert gone
+    print(f'address reused: {reused}')
     assert int(b.sum()) == 112
 
 
