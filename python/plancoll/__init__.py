@@ -612,12 +612,18 @@ class _SharedBlock:
     does it at once."""
 
     def __init__(self, ptr, shape, dtype, comm):
-        self.address = ptr
+        self.address = ptr             # None for a request of 0 bytes (C's NULL: nothing to give back)
         self.comm = comm
         self.freed = False
+        if ptr is None:
+            self._storage = np.empty(1, np.uint8)      # a valid address for NumPy's array of no elements
+            data = address(self._storage)
+            self.finalizer = None
+        else:
+            data = ptr
+            self.finalizer = weakref.finalize(self, _release_block, ptr)
         self.__array_interface__ = {'shape': shape, 'typestr': dtype.str, 'descr': dtype.descr,
-                                    'data': (ptr, False), 'version': 3}
-        self.finalizer = weakref.finalize(self, _release_block, ptr)
+                                    'data': (data, False), 'version': 3}
 
 
 def _release_block(ptr):
@@ -668,8 +674,6 @@ def empty(shape, dtype=float, comm=MPI.COMM_WORLD):
         raise _local_error(problem) from None
     ptr = ctypes.c_void_p()
     _check(_lib.shared_malloc(nbytes, comm_h, ctypes.byref(ptr)))
-    if ptr.value is None:          # 0 bytes: C gives NULL (nothing to free); a NumPy array of no elements
-        return np.empty(shape, dt)
     return np.asarray(_SharedBlock(ptr.value, shape, dt, comm))
 
 
@@ -689,6 +693,8 @@ def free(arr):
             raise _local_error(problem) from None
         _check(_lib.shared_free(addr))       # C's refusal and its detail: not a block of plancoll_malloc
         return                               # (unreachable: C never takes memory it did not give)
+    if block.address is None:            # 0 bytes: C's plancoll_free(NULL), a no-op
+        return
     if block.freed:
         raise Error(_config.ERROR_CODES['ERR_ARGUMENT'], f'free: the block at {block.address:#x} was freed already')
     addr = address(arr)
