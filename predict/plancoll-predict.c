@@ -5,7 +5,7 @@
  *
  *   plancoll-predict [--wisdom FILE | --machine FILE] [--cores C] --nodes LIST --ppn K [--json FILE] SIGNATURE...
  *
- * The model: a machine description (--machine, machines/README.md), the calibrated model of a wisdom file
+ * The model: a machine description (--machine, docs/machines.md), the calibrated model of a wisdom file
  * (--wisdom, wisdom/FORMAT.md), or the built-in default model. Signatures as plancoll-wisdom's. --nodes takes a
  * number, a list (1,2,4,8), a list continued by "..." (1,2,4,...,4096: the step of the two numbers before it, a
  * factor when they have one, else a difference) or a range A:B:xF / A:B:+S.
@@ -47,7 +47,7 @@ static void usage(FILE *out)
             "       int8 int16 int32 int64 uint8 uint16 uint32 uint64 c_float_complex c_double_complex\n"
             "ops:   sum prod max min land lor lxor band bor bxor\n"
             "options:\n"
-            "  --machine FILE   the model of a machine description (machines/README.md)\n"
+            "  --machine FILE   the model of a machine description (docs/machines.md)\n"
             "  --wisdom FILE    the calibrated model of a wisdom file (the one of K ranks per node, else the most nodes)\n"
             "                   (neither: the built-in default model)\n"
             "  --nodes LIST     node counts: 16 | 1,2,4,...,4096 | 16:4096:x2 | 2:10:+2 (at most %d)\n"
@@ -211,7 +211,9 @@ struct layout_result {
 static int by_time(const void *a, const void *b)
 {
     const struct pc_prediction *x = *(const struct pc_prediction *const *)a, *y = *(const struct pc_prediction *const *)b;
-    return (x->predicted_us > y->predicted_us) - (x->predicted_us < y->predicted_us);
+    /* equal times keep the enumeration order (the order ESTIMATE breaks ties by) */
+    int t = (x->predicted_us > y->predicted_us) - (x->predicted_us < y->predicted_us);
+    return t ? t : (x > y) - (x < y);
 }
 
 static void print_table(const struct layout_result *r)
@@ -222,10 +224,10 @@ static void print_table(const struct layout_result *r)
     double best = r->n > 0 ? order[0]->predicted_us : 0;
     printf("%s on %d node%s x %d (P=%lld): %d candidates, predicted in %.3f ms\n", r->signature, r->nodes,
            r->nodes == 1 ? "" : "s", r->ppn, (long long)r->nodes * r->ppn, r->n, 1e3 * r->seconds);
-    printf("    %-64s %14s %9s\n", "spec (* = ESTIMATE's choice)", "predicted us", "x best");
+    printf("    %-84s %14s %9s\n", "spec (* = ESTIMATE's choice)", "predicted us", "x best");
     for (int i = 0; i < r->n; i++) {
         const struct pc_prediction *c = order[i];
-        printf("  %c %-64s %14.2f %9.3f\n", c == &r->pred[r->estimate] ? '*' : ' ', c->spec, c->predicted_us,
+        printf("  %c %-84s %14.2f %9.3f\n", c == &r->pred[r->estimate] ? '*' : ' ', c->spec, c->predicted_us,
                best > 0 ? c->predicted_us / best : 1.0);
     }
     printf("\n");

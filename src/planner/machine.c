@@ -1,4 +1,4 @@
-/* Machine description files: parsing and the mapping to the cost model (planner/machine.h, machines/README.md). */
+/* Machine description files: parsing and the mapping to the cost model (planner/machine.h, docs/machines.md). */
 #include "planner/machine.h"
 
 #include <ctype.h>

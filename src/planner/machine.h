@@ -1,4 +1,4 @@
-/* Machine description files (machines/README.md): a cluster's numbers as `key = value` lines, parsed without MPI
+/* Machine description files (docs/machines.md): a cluster's numbers as `key = value` lines, parsed without MPI
  * and turned into the planner's cost model (pc_machine_model) for plancoll-predict. The same file describes the
  * SimGrid platform (machines/make-platform.py), so a simulation and a prediction use the very same numbers. */
 #ifndef PC_MACHINE_H
