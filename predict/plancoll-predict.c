@@ -216,21 +216,21 @@ static int by_time(const void *a, const void *b)
     return t ? t : (x > y) - (x < y);
 }
 
-static void print_table(const struct layout_result *r)
+static void print_table(FILE *out, const struct layout_result *r)
 {
     const struct pc_prediction *order[PC_MAX_CANDIDATES];
     for (int i = 0; i < r->n; i++) order[i] = &r->pred[i];
     qsort(order, (size_t)r->n, sizeof order[0], by_time);
     double best = r->n > 0 ? order[0]->predicted_us : 0;
-    printf("%s on %d node%s x %d (P=%lld): %d candidates, predicted in %.3f ms\n", r->signature, r->nodes,
+    fprintf(out, "%s on %d node%s x %d (P=%lld): %d candidates, predicted in %.3f ms\n", r->signature, r->nodes,
            r->nodes == 1 ? "" : "s", r->ppn, (long long)r->nodes * r->ppn, r->n, 1e3 * r->seconds);
-    printf("    %-84s %14s %9s\n", "spec (* = ESTIMATE's choice)", "predicted us", "x best");
+    fprintf(out, "    %-84s %14s %9s\n", "spec (* = ESTIMATE's choice)", "predicted us", "x best");
     for (int i = 0; i < r->n; i++) {
         const struct pc_prediction *c = order[i];
-        printf("  %c %-84s %14.2f %9.3f\n", c == &r->pred[r->estimate] ? '*' : ' ', c->spec, c->predicted_us,
+        fprintf(out, "  %c %-84s %14.2f %9.3f\n", c == &r->pred[r->estimate] ? '*' : ' ', c->spec, c->predicted_us,
                best > 0 ? c->predicted_us / best : 1.0);
     }
-    printf("\n");
+    fprintf(out, "\n");
 }
 
 static int write_json(const char *path, const char *model_source, const char *model_file, const char *model_name,
@@ -396,7 +396,9 @@ int main(int argc, char **argv)
     } else {
         snprintf(what, sizeof what, "the built-in default model (neither --machine nor --wisdom)");
     }
-    printf("plancoll-predict: %s\n\n", what);
+    /* the tables go to standard error when the JSON takes standard output */
+    FILE *tables = json_path && strcmp(json_path, "-") == 0 ? stderr : stdout;
+    fprintf(tables, "plancoll-predict: %s\n\n", what);
 
     const struct pc_algorithm_table *algs = pc_registry_table();
     struct layout_result *res = calloc((size_t)nsig * (size_t)nlayouts, sizeof *res);
@@ -437,7 +439,7 @@ int main(int argc, char **argv)
                 status = EXIT_BAD;
                 break;
             }
-            print_table(r);
+            print_table(tables, r);
             nres++;
         }
     if (!status && json_path)
