@@ -16,6 +16,8 @@ packages+=(libopenmpi-dev openmpi-bin)
 # python3-mpi4py python3-numpy python3-pytest: the Python binding and its tests (mpi4py is Debian's, built on Open
 # MPI; Debian's /usr/bin/python3 has them, a pyenv python3 on PATH does not).
 packages+=(python3-mpi4py python3-numpy python3-pytest)
+# python3-matplotlib: predict/plot-predict.py's PNG plots of plancoll-predict's predictions.
+packages+=(python3-matplotlib)
 # clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
 packages+=(clang)
 missing=()

@@ -53,9 +53,8 @@ static inline double pc_busy_bruck_steps(const struct pc_problem *p, int radix, 
     int n = pc_bruck_steps(P, radix, steps, 64);
     double t = 0;
     for (int s = 0; s < n && s < 64; s++) {
-        int k = 0;
-        for (int i = 0; i < P; i++) k += pc_bruck_moves(i, radix, &steps[s]);
-        int offnode = pc_cost_offnode_pairs(p, pc_cost_shift_partner, steps[s].digit * steps[s].weight);
+        int k = pc_bruck_moves_count(P, radix, &steps[s]);
+        int offnode = pc_cost_offnode_shift(p, (long)steps[s].digit * steps[s].weight);
         t += pc_busy_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) + pc_busy_calls(mm, 1);
     }
     return t;
@@ -79,7 +78,7 @@ static inline double pc_busy_allreduce_over(const struct pc_problem *p, int P, d
              pc_cost_reduce_of(p, m, n);
     for (int mask = halving ? pof2 / 2 : 1; halving ? mask >= 1 : mask < pof2; mask = halving ? mask / 2 : mask * 2) {
         double bytes = halving ? n * mask / pof2 : n;
-        int k = between_nodes ? 1 : pc_cost_offnode_pairs(p, pc_cost_xor_partner, mask);
+        int k = between_nodes ? 1 : pc_cost_offnode_xor(p, mask);
         t += (halving ? 2 : 1) * (pc_busy_msg(m, k, bytes) + pc_busy_calls(m, 1)) + pc_cost_reduce_of(p, m, bytes);
     }
     return t;

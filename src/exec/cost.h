@@ -9,13 +9,45 @@
 #include "base/model.h"
 
 /* The most ranks of one node whose partner partner(r, arg) (-1: none) is on another node: the k of
- * pc_cost_net_concurrent for a step where every rank talks to its partner. 0 when the step stays inside nodes. */
+ * pc_cost_net_concurrent for a step where every rank talks to its partner. 0 when the step stays inside nodes.
+ * Counting visits every rank (O(P)) and the estimates ask it for every step of every variant, and again for the busy
+ * times: at 100,000 ranks that dominated a prediction (plancoll-predict, docs/predict.md). The answer depends only on
+ * the shape, the partner function and arg, so the last answers are kept per thread (the planner may run in several
+ * threads at once) and a repeated question costs a lookup; the counted value is the same either way. */
+struct pc_cost_offnode_memo {
+    int (*partner)(int r, int P, int arg); /* NULL: the xor partner's own count (pc_cost_offnode_xor) */
+    int arg, nranks, ppn, nnodes, most;
+    bool used;
+};
+#define PC_COST_OFFNODE_MEMO 64
+static _Thread_local struct pc_cost_offnode_memo pc_cost_offnode_memo[PC_COST_OFFNODE_MEMO];
+static _Thread_local int pc_cost_offnode_memo_next;
+static inline bool pc_cost_offnode_recall(const struct pc_problem *p, int (*partner)(int, int, int), int arg, int *most)
+{
+    for (int i = 0; i < PC_COST_OFFNODE_MEMO; i++) {
+        const struct pc_cost_offnode_memo *e = &pc_cost_offnode_memo[i];
+        if (e->used && e->partner == partner && e->arg == arg && e->nranks == p->shape.nranks &&
+            e->ppn == p->shape.max_ppn && e->nnodes == p->shape.nnodes) {
+            *most = e->most;
+            return true;
+        }
+    }
+    return false;
+}
+static inline int pc_cost_offnode_keep(const struct pc_problem *p, int (*partner)(int, int, int), int arg, int most)
+{
+    pc_cost_offnode_memo[pc_cost_offnode_memo_next] =
+        (struct pc_cost_offnode_memo){partner, arg, p->shape.nranks, p->shape.max_ppn, p->shape.nnodes, most, true};
+    pc_cost_offnode_memo_next = (pc_cost_offnode_memo_next + 1) % PC_COST_OFFNODE_MEMO;
+    return most;
+}
 static inline int pc_cost_offnode_pairs(const struct pc_problem *p, int (*partner)(int r, int P, int arg), int arg)
 {
     const int P = p->shape.nranks, ppn = p->shape.max_ppn > 0 ? p->shape.max_ppn : 1;
     if (p->shape.nnodes <= 1 || P <= 1) return 0;
     if (!p->shape.ranks_by_node) return ppn;
     int most = 0;
+    if (pc_cost_offnode_recall(p, partner, arg, &most)) return most;
     for (int first = 0; first < P; first += ppn) {
         int k = 0;
         for (int r = first; r < first + ppn && r < P; r++) {
@@ -24,7 +56,7 @@ static inline int pc_cost_offnode_pairs(const struct pc_problem *p, int (*partne
         }
         if (k > most) most = k;
     }
-    return most;
+    return pc_cost_offnode_keep(p, partner, arg, most);
 }
 
 /* Partners of the usual steps: the shift (r + d) mod P (Bruck, pairwise), and r's peer at mask d after the
@@ -38,6 +70,51 @@ static inline int pc_cost_xor_partner(int r, int P, int mask)
     if (newrank < 0) return -1;
     int peer = newrank ^ mask;
     return peer < rem ? peer * 2 + 1 : peer + rem;
+}
+
+/* pc_cost_offnode_pairs(p, pc_cost_xor_partner, mask), the same count with the fold's arithmetic hoisted out of
+ * the loop over ranks (the recursive-doubling and halving steps of every allreduce variant ask it). */
+static inline int pc_cost_offnode_xor(const struct pc_problem *p, int mask)
+{
+    const int P = p->shape.nranks, ppn = p->shape.max_ppn > 0 ? p->shape.max_ppn : 1;
+    if (p->shape.nnodes <= 1 || P <= 1) return 0;
+    if (!p->shape.ranks_by_node) return ppn;
+    int most = 0;
+    if (pc_cost_offnode_recall(p, NULL, mask, &most)) return most;
+    int pof2 = 1;
+    while (pof2 * 2 <= P) pof2 *= 2;
+    const int rem = P - pof2;
+    for (int first = 0; first < P; first += ppn) {
+        int k = 0, node = first / ppn;
+        for (int r = first; r < first + ppn && r < P; r++) {
+            int newrank = r < 2 * rem ? (r % 2 ? r / 2 : -1) : r - rem;
+            if (newrank < 0) continue;
+            int peer = newrank ^ mask, q = peer < rem ? peer * 2 + 1 : peer + rem;
+            if (q / ppn != node) k++;
+        }
+        if (k > most) most = k;
+    }
+    return pc_cost_offnode_keep(p, NULL, mask, most);
+}
+
+/* pc_cost_offnode_pairs(p, pc_cost_shift_partner, d) without visiting the ranks (Bruck's steps ask it for every
+ * step of every variant). With ranks placed by node in blocks of ppn, rank r of a block [a, a + L) keeps its partner
+ * r + d (mod P, 0 <= d < P) inside the block when r < a + L - d (no wrap) or when r >= a + P - d (the wrap lands
+ * back in the block): L - max(0, L - d) - max(0, L - (P - d)) ranks leave it, whatever a is. Every block is full
+ * (L = ppn) but possibly the last (the rest of P). */
+static inline int pc_cost_offnode_shift(const struct pc_problem *p, long d)
+{
+    const long P = p->shape.nranks, ppn = p->shape.max_ppn > 0 ? p->shape.max_ppn : 1;
+    if (p->shape.nnodes <= 1 || P <= 1) return 0;
+    if (!p->shape.ranks_by_node) return (int)ppn;
+    d %= P;
+    const long lengths[2] = {ppn < P ? ppn : P, P % ppn};
+    long most = 0;
+    for (int i = 0; i < 2; i++) {
+        long L = lengths[i], stay = (L > d ? L - d : 0) + (L > P - d ? L - (P - d) : 0);
+        if (L - stay > most) most = L - stay;
+    }
+    return (int)most;
 }
 
 /* One message of a step in which k ranks of a node send off-node at once (k = 0: the step stays inside the

@@ -52,6 +52,14 @@ static inline bool pc_bruck_moves(int slot, int radix, const struct pc_bruck_ste
 {
     return (slot / s->weight) % radix == s->digit;
 }
+/* How many of the slots 0 .. P-1 step s moves (those pc_bruck_moves accepts), without visiting them: every period
+ * of weight x radix slots holds weight moving ones (digit value v: offsets v w .. (v+1) w - 1), and the partial
+ * period at the end those of its offsets past v w, at most w. */
+static inline int pc_bruck_moves_count(int P, int radix, const struct pc_bruck_step *s)
+{
+    const long w = s->weight, period = w * radix, full = P / period, rest = P - full * period - s->digit * w;
+    return (int)(full * w + (rest < 0 ? 0 : rest > w ? w : rest));
+}
 static inline int pc_bruck_send_peer(int rank, int P, const struct pc_bruck_step *s)
 {
     return (int)((rank + (long)s->digit * s->weight) % P);

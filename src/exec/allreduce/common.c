@@ -64,13 +64,15 @@ static int fold_partner(int r, int P, int rem)
     return r < 2 * rem ? (r ^ 1) : -1;
 }
 
-/* One message of a step: between leaders of different nodes, or between the problem's ranks paired by partner;
- * plus the step's scheduler turn when oversubscribed (the step waits for its partner's message, cost.h). */
-static double step(const struct pc_problem *p, int leaders, int (*partner)(int, int, int), int arg, double bytes,
+/* One message of a step: between leaders of different nodes, or between the problem's ranks paired by the fold
+ * (arg: rem) or by the xor partner (arg: the mask); plus the step's scheduler turn when oversubscribed (the step
+ * waits for its partner's message, cost.h). */
+static double step(const struct pc_problem *p, int leaders, bool fold, int arg, double bytes,
                    const struct pc_machine_model *m)
 {
     if (leaders > 0) return pc_cost_net_concurrent(m, leaders, bytes) + pc_cost_turns(p, m, 1);
-    return pc_cost_step_msg(m, pc_cost_offnode_pairs(p, partner, arg), bytes) + pc_cost_turns(p, m, 1);
+    int k = fold ? pc_cost_offnode_pairs(p, fold_partner, arg) : pc_cost_offnode_xor(p, arg);
+    return pc_cost_step_msg(m, k, bytes) + pc_cost_turns(p, m, 1);
 }
 
 /* The fold in (a message and a reduction) and out (a message) when P is not a power of two. */
@@ -78,7 +80,7 @@ static double fold_cost(const struct pc_problem *p, int P, int pof2, double n, i
                         const struct pc_machine_model *m)
 {
     if (pof2 == P) return 0;
-    double msg = step(p, leaders, fold_partner, P - pof2, n, m);
+    double msg = step(p, leaders, true, P - pof2, n, m);
     return 2 * msg + pc_cost_reduce_of(p, m, n);
 }
 
@@ -96,7 +98,7 @@ double pc_allreduce_rd_cost(const struct pc_problem *p, int P, double n, int lea
     int pof2 = pof2_below(P);
     double t = fold_cost(p, P, pof2, n, leaders, m);
     for (int mask = 1; mask < pof2; mask *= 2)
-        t += step(p, leaders, pc_cost_xor_partner, mask, n, m) + pc_cost_reduce_of(p, m, n);
+        t += step(p, leaders, false, mask, n, m) + pc_cost_reduce_of(p, m, n);
     return t;
 }
 
@@ -110,7 +112,7 @@ double pc_allreduce_rsag_cost(const struct pc_problem *p, int P, double n, int l
     double t = fold_cost(p, P, pof2, n, leaders, m);
     for (int mask = pof2 / 2; mask >= 1; mask /= 2) {
         double bytes = n * mask / pof2;
-        t += 2 * step(p, leaders, pc_cost_xor_partner, mask, bytes, m) + pc_cost_reduce_of(p, m, bytes);
+        t += 2 * step(p, leaders, false, mask, bytes, m) + pc_cost_reduce_of(p, m, bytes);
     }
     return t;
 }
