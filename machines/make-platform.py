@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make-platform.py MACHINE_FILE --nodes N [--ppn K] -o PLATFORM.xml [--hostfile F] [--cfg-file C]
 
-Turns a machine description (machines/*.machine, format: MACHINE-FORMAT in machines/README.md) into a SimGrid
+Turns a machine description (machines/*.machine, format: docs/machines.md) into a SimGrid
 3.32 platform for SMPI, a hostfile placing K ranks on each of the first N hosts (rank r on node r / K), and the
 smpirun --cfg flags the description implies (printed on standard output, one line, and written to --cfg-file).
 
@@ -89,7 +89,7 @@ def parse_machine(text, path="<machine>"):
 
 
 def complete(values, ppn):
-    """The machine with every default filled in (defaults as MACHINE-FORMAT gives them)."""
+    """The machine with every default filled in (defaults as docs/machines.md gives them)."""
     m = dict(values)
     m.setdefault("cores_per_node", ppn)
     m.setdefault("core_gflops", 10.0)
