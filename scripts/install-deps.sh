@@ -16,6 +16,10 @@ packages+=(libopenmpi-dev openmpi-bin)
 # python3-mpi4py python3-numpy python3-pytest: the Python binding and its tests (mpi4py is Debian's, built on Open
 # MPI; Debian's /usr/bin/python3 has them, a pyenv python3 on PATH does not).
 packages+=(python3-mpi4py python3-numpy python3-pytest)
+# libsimgrid-dev: SimGrid SMPI 3.32 (it ships smpicc and smpirun; Debian's package `simgrid` has no candidate in this
+# machine's sources and is not needed), plancoll's build and tests on simulated clusters (scripts/test.sh's build-smpi
+# pass, meson/smpi.ini, docs/smpi.md).
+packages+=(libsimgrid-dev)
 # clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
 packages+=(clang)
 missing=()
