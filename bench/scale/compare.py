@@ -7,7 +7,8 @@
       Prints them comma-separated, in enumeration order (plancoll-bench -a takes the list as it is).
   compare.py table --config C --dir D --wisdom-predict W.json --machine-predict M.json [-o OUT.json] [--tolerance 0.25]
       Joins D/measured/*.json and D/simulated/*.json (plancoll-bench --json, one file per collective and size; a
-      missing simulated directory leaves that column empty) with the two predictions (--wisdom and --machine models)
+      missing simulated directory leaves that column empty; D/simulated-mpi/*.json, MPI's collectives alone under SMPI,
+      fill the mpi:blocking rows plancoll-bench's simulation lacks) with the two predictions (--wisdom and --machine models)
       by (signature, spec): plancoll-bench labels each forced row "plancoll:<spec>" with the very spec it was given,
       so rows match exactly. MPI's own rows (mpi:blocking) are kept beside alltoall.native & co. for the simulated
       column. Prints the table and the counts within the tolerance, and writes OUT.json.
@@ -81,8 +82,15 @@ def table(args):
     mp = json.load(open(args.machine_predict))
     pw, pm = predicted_by_spec(wp), predicted_by_spec(mp)
     measured, mmeta = bench_rows(os.path.join(args.dir, "measured"))
-    simdir = os.path.join(args.dir, "simulated")
-    simulated, smeta = bench_rows(simdir) if os.path.isdir(simdir) else ({}, [])
+    simulated, smeta = {}, []
+    # plancoll-bench under SMPI first; MPI's collectives alone (mpi-coll-sim) fill the mpi:blocking rows it lacks
+    for sub in ("simulated", "simulated-mpi"):
+        simdir = os.path.join(args.dir, sub)
+        if os.path.isdir(simdir):
+            rows_here, meta_here = bench_rows(simdir)
+            for key, r in rows_here.items():
+                simulated.setdefault(key, r)
+            smeta += meta_here
     rows = []
     for (sig, impl), r in measured.items():
         if impl.startswith("plancoll:"):

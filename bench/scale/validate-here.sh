@@ -9,7 +9,9 @@
 # usage: bench/scale/validate-here.sh CONFIG [STAGE...]
 #   CONFIG   2n4p-tcp | 2n2p-tcp | 3n6p-tcp (needs machines/this-CONFIG.machine and
 #            bench/results/scale/calibration-CONFIG.wisdom)
-#   STAGE    predict measure simulate table (default: all four, in that order)
+#   STAGE    predict measure simulate simulate-mpi table (default: all five, in that order); simulate-mpi runs
+#            MPI's own collectives alone (bench/scale/mpi-coll-sim.c, built here with smpicc) on the same platform:
+#            the mpi:blocking rows' simulated column when plancoll-bench itself does not run under SMPI
 # environment:
 #   SIZES          bytes per block / per vector, comma-separated (default 64,1024,16384,262144)
 #   COLLECTIVES    default "alltoall alltoallv:uniform allreduce"
@@ -19,7 +21,8 @@
 #                  with a note when it is absent
 #   SMPI_FLAGS     extra smpirun flags (default below: cheap polls, MPICH's collective selection)
 #   BENCH_TIMEOUT  seconds per run (default 600)
-# Every real run holds `flock -x /tmp/plancoll-quiet.lock`, every simulation `flock -s` (HELPERS.md).
+# The measure stage holds `flock -x /tmp/plancoll-quiet.lock` over all its runs, every simulation `flock -s`
+# (HELPERS.md), so measurements never share the machine with simulations.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +33,7 @@ root=$(cd "$here/../.." && pwd)
 config=$1
 shift
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(predict measure simulate table)
+[ ${#stages[@]} -gt 0 ] || stages=(predict measure simulate simulate-mpi table)
 
 launcher=$(config_command "$config") || { echo "validate-here: unknown configuration '$config'" >&2; exit 2; }
 nodes=${config%%n*}
@@ -51,7 +54,7 @@ timeout_s=${BENCH_TIMEOUT:-600}
 # (the mpi:blocking rows and the *.native algorithms) run MPICH's algorithm choices, as the measured MPICH does.
 smpi_flags=${SMPI_FLAGS:---cfg=smpi/test:1e-7 --cfg=smpi/iprobe:1e-7 --cfg=smpi/grow-injected-times:no --cfg=smpi/coll-selector:mpich}
 out=$root/bench/results/scale/validate-$config
-mkdir -p "$out/measured" "$out/simulated"
+mkdir -p "$out/measured" "$out/simulated" "$out/simulated-mpi"
 log=$out/commands.txt
 revision=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 compare=$here/compare.py
@@ -90,16 +93,13 @@ run_predict() {
 # Runs every (collective, size) once with each algorithm's best variant under the wisdom model, forced by its whole
 # spec, so that the measured, simulated and predicted rows are the same candidate.
 run_bench() { # measure|simulate
-    local mode=$1 status=0
+    local mode=$1 status=0 pflags=
     if [ "$mode" = simulate ]; then
         if [ ! -x "$smpi_bench" ]; then
             echo "validate-here: $smpi_bench not built (the SMPI build, docs/smpi.md): simulate skipped" >&2
             return 0
         fi
-        local plat=$out/platform.xml
-        local pflags
-        pflags=$(/usr/bin/python3 "$root/machines/make-platform.py" "$machine" --nodes "$nodes" --ppn "$ppn" -o "$plat")
-        record "machines/make-platform.py $machine --nodes $nodes --ppn $ppn -o $plat  # -> $pflags"
+        pflags=$(platform)
     fi
     for coll in $collectives; do
         for s in ${sizes//,/ }; do
@@ -111,7 +111,8 @@ run_bench() { # measure|simulate
             # shellcheck disable=SC2207
             local args=($(bench_args "$coll" "$s"))
             if [ "$mode" = measure ]; then
-                cmd=(flock -x /tmp/plancoll-quiet.lock timeout --kill-after=10 "$timeout_s" $launcher "$bench"
+                # the caller holds flock -x for the whole stage (below): one wait for a quiet machine, not one per run
+                cmd=(timeout --kill-after=10 "$timeout_s" $launcher "$bench"
                      "${args[@]}" -a "$specs" --json "$json")
             else
                 # shellcheck disable=SC2086
@@ -135,12 +136,45 @@ run_bench() { # measure|simulate
     return $status
 }
 
+platform() { # writes the platform and hostfile, prints the smpirun flags the machine implies
+    local pflags
+    pflags=$(/usr/bin/python3 "$root/machines/make-platform.py" "$machine" --nodes "$nodes" --ppn "$ppn" \
+        -o "$out/platform.xml" 2>"$out/platform.notes")
+    record "machines/make-platform.py $machine --nodes $nodes --ppn $ppn -o $out/platform.xml  # -> $pflags"
+    echo "$pflags"
+}
+
+run_simulate_mpi() {
+    local prog=$out/mpi-coll-sim status=0 pflags
+    smpicc -O2 -o "$prog" "$here/mpi-coll-sim.c" 2>/dev/null || { echo "validate-here: smpicc failed" >&2; return 1; }
+    pflags=$(platform)
+    for coll in $collectives; do
+        for s in ${sizes//,/ }; do
+            local json=$out/simulated-mpi/$(stem "$coll" "$s").json
+            # shellcheck disable=SC2086
+            local cmd=(flock -s /tmp/plancoll-quiet.lock timeout --kill-after=10 "$timeout_s" smpirun
+                -platform "$out/platform.xml" -hostfile "$out/platform.hosts" -np $((nodes * ppn)) $pflags $smpi_flags
+                "$prog" "${coll%%:*}" "$s" --json "$json" --config "$config")
+            record "${cmd[*]}"
+            "${cmd[@]}" >"${json%.json}.txt" 2>&1
+            grep -q '^# mpi-coll-sim finished: exit status 0$' "${json%.json}.txt" ||
+                { echo "validate-here: simulate-mpi $coll $s FAILED (${json%.json}.txt)" >&2; status=1; }
+        done
+    done
+    return $status
+}
+
 status=0
 for stage in "${stages[@]}"; do
     case $stage in
         predict) run_predict ;;
-        measure) run_bench measure || status=1 ;;
+        measure)
+            # every real run under one exclusive hold of the quiet lock (simulations hold it shared)
+            flock -x /tmp/plancoll-quiet.lock "${BASH_SOURCE[0]}" "$config" measure-locked || status=1
+            ;;
+        measure-locked) run_bench measure || status=1 ;;
         simulate) run_bench simulate || status=1 ;;
+        simulate-mpi) run_simulate_mpi || status=1 ;;
         table)
             "$compare" table --config "$config" --dir "$out" --wisdom-predict "$out/predict-wisdom.json" \
                 --machine-predict "$out/predict-machine.json" -o "$root/bench/results/scale/validate-$config.json" \
