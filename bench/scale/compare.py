@@ -54,6 +54,24 @@ def predicted_by_spec(predict):
     return {(r["signature"], r["spec"]): r["predicted_us"] for r in predict["results"]}
 
 
+def predicted_for(predict, table, signature, spec):
+    """(predicted us, how matched). A whole spec, as validate-here.sh forces, matches exactly. A partial one (a
+    plancoll-bench run of -a all forces the name alone, or a few parameters: allreduce.dpml:leaders=2) matches the
+    least predicted of the candidates whose spec holds every given parameter: the variant ESTIMATE would plan with
+    this model, which need not be the one the run planned with its own."""
+    if (signature, spec) in table:
+        return table[(signature, spec)], "exact"
+    name, *params = spec.split(":")
+    best = None
+    for r in predict["results"]:
+        if r["signature"] != signature or r["algorithm"] != name:
+            continue
+        have = r["spec"].split(":")[1:]
+        if all(p in have for p in params) and (best is None or r["predicted_us"] < best):
+            best = r["predicted_us"]
+    return best, ("best variant" if best is not None else None)
+
+
 def bench_rows(directory):
     """{(signature, impl): (median_us, record)} of every plancoll-bench JSON under directory."""
     rows = {}
@@ -65,8 +83,20 @@ def bench_rows(directory):
         meta.append({"file": os.path.relpath(path), "load_average": d.get("load_average")})
         for r in d["results"]:
             sig = signature_of(d["collective"], pattern, r["bytes"])
+            r = dict(r, program=os.path.basename(d.get("program", "plancoll-bench")))
             rows[(sig, r["impl"])] = r
     return rows, meta
+
+
+# plancoll's algorithms that SMPI also implements (smpirun --cfg=smpi/<collective>:<name>): until plancoll-bench itself
+# runs under SMPI, SMPI's implementation stands in the simulated column, and the row says so. plancoll's native ones
+# are MPI's own collective (MPICH's selection: SMPI's coll-selector mpich).
+SMPI_STAND_INS = {
+    "alltoall.native": "mpi:blocking", "alltoallv.native": "mpi:blocking", "allreduce.native": "mpi:blocking",
+    "alltoall.pairwise": "smpi:alltoall.pair", "alltoall.bruck": "smpi:alltoall.bruck",
+    "allreduce.recursive_doubling": "smpi:allreduce.rdb", "allreduce.rabenseifner": "smpi:allreduce.rab_rdb",
+    "alltoallv.spreadout": "smpi:alltoallv.ompi_basic_linear",
+}
 
 
 def ratio(x, ref):
@@ -95,7 +125,7 @@ def table(args):
     for (sig, impl), r in measured.items():
         if impl.startswith("plancoll:"):
             spec = impl[len("plancoll:"):]
-            algorithm = spec.split(":", 1)[0]
+            algorithm = spec.split(":", 1)[0]  # the stand-in table's key
         elif impl == "mpi:blocking":
             spec = None
             algorithm = "mpi:blocking"
@@ -104,19 +134,26 @@ def table(args):
         if r.get("median_us") is None:
             continue  # not applicable at this size
         s = simulated.get((sig, impl))
+        if s is None and algorithm in SMPI_STAND_INS:
+            s = simulated.get((sig, SMPI_STAND_INS[algorithm]))
+        sim_source = (s["program"] if s["program"] == "plancoll-bench" else s["impl"]) if s else None
         row = {
-            "signature": sig, "bytes": r["bytes"], "algorithm": algorithm, "spec": spec,
+            "signature": sig, "bytes": r["bytes"], "algorithm": spec or algorithm, "spec": spec,
             "measured_us": r["median_us"],
             "simulated_us": s["median_us"] if s else None,
-            "predicted_wisdom_us": pw.get((sig, spec)) if spec else None,
-            "predicted_machine_us": pm.get((sig, spec)) if spec else None,
+            "simulated_by": sim_source,
         }
+        row["predicted_wisdom_us"], row["matched"] = predicted_for(wp, pw, sig, spec) if spec else (None, None)
+        row["predicted_machine_us"], _ = predicted_for(mp, pm, sig, spec) if spec else (None, None)
         row["sim_over_meas"] = ratio(row["simulated_us"], row["measured_us"])
         row["predw_over_meas"] = ratio(row["predicted_wisdom_us"], row["measured_us"])
         row["predm_over_meas"] = ratio(row["predicted_machine_us"], row["measured_us"])
         row["predm_over_sim"] = ratio(row["predicted_machine_us"], row["simulated_us"])
         rows.append(row)
     coll_order = {"alltoall": 0, "alltoallv": 1, "allreduce": 2}
+    if args.sizes:
+        keep = {int(x) for x in args.sizes.split(",")}
+        rows = [r for r in rows if r["bytes"] in keep]
     rows.sort(key=lambda r: (coll_order[r["signature"].split(":")[0]], r["bytes"], r["algorithm"]))
 
     tol = args.tolerance
@@ -129,15 +166,20 @@ def table(args):
     out = {"configuration": args.config, "tolerance": tol, "rows": rows, "summary": summary,
            "measured_files": mmeta, "simulated_files": smeta,
            "predict": {"wisdom": args.wisdom_predict, "machine": args.machine_predict}}
+    matched = sorted({r["matched"] for r in rows if r["matched"]})
     lines = [f"validation of {args.config}: times in us (measured = plancoll-bench median; simulated = the same "
              f"under SMPI; predicted = plancoll-predict, W wisdom model, M machine file)",
+             "algorithms matched to predictions: " + (", ".join(matched) or "-")
+             + (" (best variant: the run forced fewer parameters than a whole spec; the least predicted variant "
+                "that has them)" if "best variant" in matched else ""),
              f"{'signature':28} {'algorithm':26} {'measured':>9} {'simulated':>9} {'pred W':>9} {'pred M':>9}"
              f" {'sim/meas':>8} {'W/meas':>7} {'M/meas':>7} {'M/sim':>7}"]
     for r in rows:
         lines.append(f"{r['signature']:28} {r['algorithm']:26} {fmt(r['measured_us'])} {fmt(r['simulated_us'])}"
                      f" {fmt(r['predicted_wisdom_us'])} {fmt(r['predicted_machine_us'])}"
                      f" {fmt(r['sim_over_meas'], 8, 2)} {fmt(r['predw_over_meas'], 7, 2)}"
-                     f" {fmt(r['predm_over_meas'], 7, 2)} {fmt(r['predm_over_sim'], 7, 2)}")
+                     f" {fmt(r['predm_over_meas'], 7, 2)} {fmt(r['predm_over_sim'], 7, 2)}"
+                     + (f"  (simulated: {r['simulated_by']})" if r["simulated_by"] not in (None, "plancoll-bench") else ""))
     names = {"sim_over_meas": "simulated/measured", "predw_over_meas": "predicted (wisdom)/measured",
              "predm_over_meas": "predicted (machine)/measured", "predm_over_sim": "predicted (machine)/simulated"}
     for k, v in summary.items():
@@ -165,6 +207,7 @@ def main(argv):
     t.add_argument("--machine-predict", required=True)
     t.add_argument("-o", "--output")
     t.add_argument("--tolerance", type=float, default=0.25)
+    t.add_argument("--sizes", help="keep only these sizes (comma-separated bytes)")
     args = ap.parse_args(argv)
     if args.cmd == "specs":
         specs = best_specs(json.load(open(args.predict)), args.signature)

@@ -2,12 +2,13 @@
  * smpicc without plancoll (bench/scale/validate-here.sh's "simulate-mpi" stage: the platform checked on MPI's
  * collectives before plancoll itself runs under SMPI).
  *
- *   mpi-coll-sim alltoall|alltoallv|allreduce BYTES [--json FILE] [--config NAME]
+ *   mpi-coll-sim alltoall|alltoallv|allreduce BYTES [--json FILE] [--config NAME] [--label IMPL]
  *
  * BYTES is plancoll-bench's size: a block (alltoall; alltoallv uniform: every count BYTES) or a vector of doubles
  * (allreduce, MPI_SUM). Protocol as plancoll-bench's (docs/measurement.md): 10 warm-up calls, then 5 batches of at
  * least 20 ms (and 10 calls) each, every call timed alone and reduced with MAX over ranks; the reported median is the
- * median of the batch means. The JSON has plancoll-bench's shape with one row, impl "mpi:blocking". */
+ * median of the batch means. The JSON has plancoll-bench's shape with one row, impl "mpi:blocking" or IMPL (e.g.
+ * "smpi:alltoall.pair" when smpirun was told --cfg=smpi/alltoall:pair: SMPI's implementation of an algorithm). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ int main(int argc, char **argv)
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    const char *json = NULL, *config = "unknown";
+    const char *json = NULL, *config = "unknown", *label = "mpi:blocking";
     if (argc < 3) {
         if (me == 0) fprintf(stderr, "usage: mpi-coll-sim alltoall|alltoallv|allreduce BYTES [--json F] [--config C]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
     for (int i = 3; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--json") == 0) json = argv[i + 1];
         else if (strcmp(argv[i], "--config") == 0) config = argv[i + 1];
+        else if (strcmp(argv[i], "--label") == 0) label = argv[i + 1];
     }
     const char *coll = argv[1];
     long bytes = atol(argv[2]);
@@ -88,8 +90,8 @@ int main(int argc, char **argv)
     if (me == 0) {
         qsort(batch_mean, BATCHES, sizeof(double), cmp_double);
         double median = batch_mean[BATCHES / 2];
-        printf("%-10s %10ld B  mpi:blocking  median %.2f us  avg %.2f  min %.2f  max %.2f  (%ld calls)\n", coll, bytes,
-               median * 1e6, sum / n * 1e6, mn * 1e6, mx * 1e6, n);
+        printf("%-10s %10ld B  %s  median %.2f us  avg %.2f  min %.2f  max %.2f  (%ld calls)\n", coll, bytes,
+               label, median * 1e6, sum / n * 1e6, mn * 1e6, mx * 1e6, n);
         if (json) {
             FILE *f = fopen(json, "w");
             if (!f) {
@@ -99,9 +101,9 @@ int main(int argc, char **argv)
             fprintf(f, "{\n  \"collective\": \"%s\",\n  \"ranks\": %d,\n  \"configuration\": \"%s\",\n", coll, np, config);
             if (kind == 1) fprintf(f, "  \"pattern\": \"uniform\",\n");
             fprintf(f, "  \"program\": \"bench/scale/mpi-coll-sim.c\",\n  \"results\": [\n    {\"bytes\": %ld, "
-                       "\"impl\": \"mpi:blocking\", \"median_us\": %.4f, \"avg_us\": %.4f, \"min_us\": %.4f, "
+                       "\"impl\": \"%s\", \"median_us\": %.4f, \"avg_us\": %.4f, \"min_us\": %.4f, "
                        "\"max_us\": %.4f, \"iterations\": %ld}\n  ]\n}\n",
-                    bytes, median * 1e6, sum / n * 1e6, mn * 1e6, mx * 1e6, n);
+                    bytes, label, median * 1e6, sum / n * 1e6, mn * 1e6, mx * 1e6, n);
             fclose(f);
         }
         printf("# mpi-coll-sim finished: exit status 0\n");

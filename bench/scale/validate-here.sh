@@ -149,16 +149,32 @@ run_simulate_mpi() {
     smpicc -O2 -o "$prog" "$here/mpi-coll-sim.c" 2>/dev/null || { echo "validate-here: smpicc failed" >&2; return 1; }
     pflags=$(platform)
     for coll in $collectives; do
+        local name=${coll%%:*}
+        # MPI's collective as MPICH selects it, then SMPI's implementations of the algorithms plancoll also has
+        # (bench/scale/compare.py pairs them: pairwise ~ pair, bruck ~ bruck, recursive_doubling ~ rdb,
+        # rabenseifner ~ rab_rdb, spreadout ~ ompi_basic_linear)
+        local algos=(selector)
+        case $name in
+            alltoall) algos+=(pair bruck) ;;
+            allreduce) algos+=(rdb rab_rdb) ;;
+            alltoallv) algos+=(ompi_basic_linear) ;;
+        esac
         for s in ${sizes//,/ }; do
-            local json=$out/simulated-mpi/$(stem "$coll" "$s").json
-            # shellcheck disable=SC2086
-            local cmd=(flock -s /tmp/plancoll-quiet.lock timeout --kill-after=10 "$timeout_s" smpirun
-                -platform "$out/platform.xml" -hostfile "$out/platform.hosts" -np $((nodes * ppn)) $pflags $smpi_flags
-                "$prog" "${coll%%:*}" "$s" --json "$json" --config "$config")
-            record "${cmd[*]}"
-            "${cmd[@]}" >"${json%.json}.txt" 2>&1
-            grep -q '^# mpi-coll-sim finished: exit status 0$' "${json%.json}.txt" ||
-                { echo "validate-here: simulate-mpi $coll $s FAILED (${json%.json}.txt)" >&2; status=1; }
+            for algo in "${algos[@]}"; do
+                local json=$out/simulated-mpi/$(stem "$coll" "$s")-$algo.json label=mpi:blocking choose=
+                if [ "$algo" != selector ]; then
+                    label=smpi:$name.$algo
+                    choose=--cfg=smpi/$name:$algo
+                fi
+                # shellcheck disable=SC2086
+                local cmd=(flock -s /tmp/plancoll-quiet.lock timeout --kill-after=10 "$timeout_s" smpirun
+                    -platform "$out/platform.xml" -hostfile "$out/platform.hosts" -np $((nodes * ppn)) $pflags
+                    $smpi_flags $choose "$prog" "$name" "$s" --json "$json" --config "$config" --label "$label")
+                record "${cmd[*]}"
+                "${cmd[@]}" >"${json%.json}.txt" 2>&1
+                grep -q '^# mpi-coll-sim finished: exit status 0$' "${json%.json}.txt" ||
+                    { echo "validate-here: simulate-mpi $coll $s $algo FAILED (${json%.json}.txt)" >&2; status=1; }
+            done
         done
     done
     return $status
