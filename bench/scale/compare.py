@@ -6,6 +6,7 @@
       algorithm's least predicted variant (equal times: the first in enumeration order, as ESTIMATE breaks ties).
       Prints them comma-separated, in enumeration order (plancoll-bench -a takes the list as it is).
   compare.py table --config C --dir D --wisdom-predict W.json --machine-predict M.json [-o OUT.json] [--tolerance 0.25]
+                   [--measured DIR] [--sizes B,B,...]
       Joins D/measured/*.json and D/simulated/*.json (plancoll-bench --json, one file per collective and size; a
       missing simulated directory leaves that column empty; D/simulated-mpi/*.json, MPI's collectives alone under SMPI,
       fill the mpi:blocking rows plancoll-bench's simulation lacks) with the two predictions (--wisdom and --machine models)
@@ -111,7 +112,7 @@ def table(args):
     wp = json.load(open(args.wisdom_predict))
     mp = json.load(open(args.machine_predict))
     pw, pm = predicted_by_spec(wp), predicted_by_spec(mp)
-    measured, mmeta = bench_rows(os.path.join(args.dir, "measured"))
+    measured, mmeta = bench_rows(args.measured or os.path.join(args.dir, "measured"))
     simulated, smeta = {}, []
     # plancoll-bench under SMPI first; MPI's collectives alone (mpi-coll-sim) fill the mpi:blocking rows it lacks
     for sub in ("simulated", "simulated-mpi"):
@@ -207,6 +208,7 @@ def main(argv):
     t.add_argument("--machine-predict", required=True)
     t.add_argument("-o", "--output")
     t.add_argument("--tolerance", type=float, default=0.25)
+    t.add_argument("--measured", help="the measured plancoll-bench JSON files' directory (default DIR/measured)")
     t.add_argument("--sizes", help="keep only these sizes (comma-separated bytes)")
     args = ap.parse_args(argv)
     if args.cmd == "specs":

@@ -21,6 +21,8 @@
 #                  with a note when it is absent
 #   SMPI_FLAGS     extra smpirun flags (default below: cheap polls, MPICH's collective selection)
 #   BENCH_TIMEOUT  seconds per run (default 600)
+#   MEASURED_DIR   the table stage's measured files (default bench/results/scale/validate-CONFIG/measured), e.g. an
+#                  earlier bench/run-benchmarks.sh run's directory; TABLE_SUFFIX names that table's files apart
 # The measure stage holds `flock -x /tmp/plancoll-quiet.lock` over all its runs, every simulation `flock -s`
 # (HELPERS.md), so measurements never share the machine with simulations.
 set -euo pipefail
@@ -193,8 +195,10 @@ for stage in "${stages[@]}"; do
         simulate-mpi) run_simulate_mpi || status=1 ;;
         table)
             "$compare" table --config "$config" --dir "$out" --wisdom-predict "$out/predict-wisdom.json" \
-                --machine-predict "$out/predict-machine.json" -o "$root/bench/results/scale/validate-$config.json" \
-                | tee "$root/bench/results/scale/validate-$config.txt"
+                --machine-predict "$out/predict-machine.json" --sizes "$sizes" \
+                ${MEASURED_DIR:+--measured "$MEASURED_DIR"} \
+                -o "$root/bench/results/scale/validate-$config${TABLE_SUFFIX:-}.json" \
+                | tee "$root/bench/results/scale/validate-$config${TABLE_SUFFIX:-}.txt"
             ;;
         *) echo "validate-here: unknown stage '$stage'" >&2; exit 2 ;;
     esac
