@@ -159,10 +159,12 @@ def table(args):
 
     tol = args.tolerance
     def within(key):
-        vals = [r[key] for r in rows if r[key] is not None]
-        return sum(1 for v in vals if abs(v - 1) <= tol), len(vals)
+        # MPI's blocking call is counted apart: MPICH's busy-polling blocking collectives on an oversubscribed host
+        # measure the scheduler, not the collective (docs/scale-validate.md)
+        vals = [r[key] for r in rows if r[key] is not None and r["algorithm"] != "mpi:blocking"]
+        return (sum(1 for v in vals if abs(v - 1) <= tol), sum(1 for v in vals if 0.5 <= v <= 2), len(vals))
 
-    summary = {k: dict(zip(("within", "of"), within(k)))
+    summary = {k: dict(zip(("within", "within_2x", "of"), within(k)))
                for k in ("sim_over_meas", "predw_over_meas", "predm_over_meas", "predm_over_sim")}
     out = {"configuration": args.config, "tolerance": tol, "rows": rows, "summary": summary,
            "measured_files": mmeta, "simulated_files": smeta,
@@ -184,7 +186,8 @@ def table(args):
     names = {"sim_over_meas": "simulated/measured", "predw_over_meas": "predicted (wisdom)/measured",
              "predm_over_meas": "predicted (machine)/measured", "predm_over_sim": "predicted (machine)/simulated"}
     for k, v in summary.items():
-        lines.append(f"within {tol * 100:.0f}%: {names[k]}: {v['within']} of {v['of']}")
+        lines.append(f"{names[k]}: {v['within']} of {v['of']} within {tol * 100:.0f}%, {v['within_2x']} within 2x"
+                     " (mpi:blocking rows not counted)")
     text = "\n".join(lines) + "\n"
     out["table"] = text
     sys.stdout.write(text)
