@@ -39,6 +39,7 @@ KEYS = {
     "shm_msg_bandwidth_GBps": ("float", "shm_bandwidth_GBps"),
     "net_large_threshold_B": ("float", 0.0),
     "net_large_extra_us": ("float", 0.0),
+    "turn_us": ("float", 0.0),
 }
 
 NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -113,7 +114,17 @@ def complete(values, ppn):
     m.setdefault("shm_msg_bandwidth_GBps", m["shm_bandwidth_GBps"])
     m.setdefault("net_large_threshold_B", 0.0)
     m.setdefault("net_large_extra_us", 0.0)
+    m.setdefault("turn_us", 0.0)
+    m["ppn"] = ppn
     return m
+
+
+def turn_overhead(m):
+    """On a node with more ranks than cores, a message is taken only when its receiver gets a core again: the other
+    ranks sharing that core have their turn first. SMPI's receive overhead (smpi/or) carries it:
+    (ranks per core - 1) turn_us, ranks per core = ppn / cores_per_node; 0 on a node with a core per rank."""
+    per_core = m["ppn"] / m["cores_per_node"]
+    return max(0.0, per_core - 1) * m["turn_us"]
 
 
 def parse_topology(text):
@@ -256,6 +267,7 @@ def smpi_flags(m):
     nodes took 1.05 times the route's latency on this SimGrid (machines/tests/test-platform.py measures it)."""
     o_smpi, _ = overheads(m)
     o_s = f"{o_smpi * 1e-6:.9g}"
+    o_r = f"{(o_smpi + turn_overhead(m)) * 1e-6:.9g}"
     factor = large_factor(m)
     lat = "--cfg=smpi/lat-factor:0:1"
     if factor is not None:
@@ -268,7 +280,7 @@ def smpi_flags(m):
         "--cfg=smpi/async-small-thresh:65536",
         f"--cfg=smpi/os:0:{o_s}:0",
         f"--cfg=smpi/ois:0:{o_s}:0",
-        f"--cfg=smpi/or:0:{o_s}:0",
+        f"--cfg=smpi/or:0:{o_r}:0",
         f"--cfg=smpi/host-speed:{m['core_gflops']:.9g}Gf",
     ]
 

@@ -94,10 +94,14 @@ def main(paths):
             values = simulate(tmp, probe, path, 2, 2, name, threshold)
             if values is None:
                 continue
-            small = m["net_latency_us"] + 2 * m["net_overhead_us"]
+            # an oversubscribed node (2 ranks here against cores_per_node) adds (ranks per core - 1) turn_us to every
+            # receive: the receiver waits for its turn on the core
+            turn = make_platform.turn_overhead(m)
+            small = m["net_latency_us"] + 2 * m["net_overhead_us"] + turn
             near(float(values["inter_latency_us"]), small, f"{name}: between nodes, 1-byte one-way us (L + 2o)")
             near(float(values["inter_bandwidth_GBps"]), m["net_bandwidth_GBps"], f"{name}: between nodes, GB/s")
-            near(float(values["intra_latency_us"]), m["shm_latency_us"], f"{name}: inside a node, 1-byte one-way us")
+            near(float(values["intra_latency_us"]), m["shm_latency_us"] + turn,
+                 f"{name}: inside a node, 1-byte one-way us (+ {turn:.4g} us of scheduler turns)")
             near(float(values["intra_bandwidth_GBps"]), m["shm_msg_bandwidth_GBps"],
                  f"{name}: inside a node, GB/s (shm_msg_bandwidth_GBps)")
             if threshold:
@@ -118,6 +122,7 @@ def main(paths):
             "large extra alone": (base + "net_large_extra_us = 400\n", "go together"),
             "fractional threshold": (base + "net_large_threshold_B = 0.5\nnet_large_extra_us = 1\n", "whole number"),
             "zero message bandwidth": (base + "shm_msg_bandwidth_GBps = 0\n", "must be > 0"),
+            "negative turn": (base + "turn_us = -2\n", "must be a finite number >= 0"),
         }
         for what, (text, message) in bad.items():
             path = os.path.join(tmp, "bad.machine")

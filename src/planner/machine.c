@@ -35,6 +35,7 @@ static const struct {
     {"shm_msg_bandwidth_GBps", K_POSITIVE, false},
     {"net_large_threshold_B", K_NUMBER, false},
     {"net_large_extra_us", K_NUMBER, false},
+    {"turn_us", K_NUMBER, false},
 };
 #define NKEYS ((int)(sizeof keys / sizeof keys[0]))
 
@@ -187,7 +188,8 @@ int pc_machine_parse(const char *text, struct pc_machine_desc *d, char *err, siz
                                 &d->reduce_GBps,
                                 &d->shm_msg_bandwidth_GBps,
                                 &d->net_large_threshold_B,
-                                &d->net_large_extra_us};
+                                &d->net_large_extra_us,
+                                &d->turn_us};
         *field[k] = x;
     }
     for (int k = 0; k < NKEYS; k++)
@@ -197,7 +199,7 @@ int pc_machine_parse(const char *text, struct pc_machine_desc *d, char *err, siz
         return fail(err, errlen, seen[8], "net_backbone_GBps applies to a flat network only");
     /* the large-message term needs both numbers: a start-up without a size, or a size without a start-up, is a
      * description that says less than it seems to */
-    const int threshold_line = seen[NKEYS - 2], extra_line = seen[NKEYS - 1];
+    const int threshold_line = seen[NKEYS - 3], extra_line = seen[NKEYS - 2];
     if ((threshold_line != 0) != (extra_line != 0))
         return fail(err, errlen, threshold_line ? threshold_line : extra_line,
                     "net_large_threshold_B and net_large_extra_us go together (give both, or neither)");
@@ -280,5 +282,6 @@ void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, stru
     m->sync_us = d->sync_us;
     m->reduce_default_us_per_b = 1e-3 / (d->reduce_GBps > 0 ? d->reduce_GBps : shm_bw / 3);
     m->transpose_us_per_b = 1e-3 / shm_bw;
+    m->turn_us = d->turn_us; /* the estimates add it only on an oversubscribed host, as for a calibrated model */
     pc_model_derive(m, nnodes);
 }

@@ -27,6 +27,7 @@ struct pc_machine_desc {
     double shm_msg_bandwidth_GBps; /* an MPI point-to-point message inside a node; < 0: not given (= shm_bandwidth) */
     double net_large_threshold_B;  /* messages between nodes of at least this many bytes pay net_large_extra_us; 0: none */
     double net_large_extra_us;     /* the start-up such a large message pays on top of L + 2o + (s - 1) G (rendezvous) */
+    double turn_us;                /* oversubscribed nodes: the wait for a scheduler turn per dependency round; 0: none */
 };
 
 /* Parses a machine description. Unknown keys, a key given twice, a malformed line or number and a missing required
@@ -41,7 +42,8 @@ int pc_machine_read_file(const char *path, struct pc_machine_desc *d, char *err,
  *                    + net_large_extra_us where s >= net_large_threshold_B > 0 (each message its own start-up);
  *   shm_alpha = shm_latency_us, shm_beta = 1e-3 / shm_msg_bandwidth_GBps (default shm_bandwidth_GBps);
  *   shm_time[n][tau][s] = n s 1e-3 / min(shm_bandwidth_GBps, node_memory_bandwidth_GBps / tau), tau = 1 .. 8;
- *   sync_us; reduce_default = 1e-3 / reduce_GBps; transpose = 1e-3 / shm_bandwidth_GBps;
+ *   sync_us; reduce_default = 1e-3 / reduce_GBps; transpose = 1e-3 / shm_bandwidth_GBps; turn_us (counted by the
+ *   estimates only where a node has more ranks than cores);
  * then pc_model_derive(m, nnodes). */
 void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, struct pc_machine_model *m);
 /* The cores of one node for a layout of ppn ranks per node: cores_per_node, or ppn when the file does not say. */

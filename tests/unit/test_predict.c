@@ -152,7 +152,8 @@ static void test_machine_mapping(void **state)
 
 /* The keys added to the format (docs/machines.md): shm_msg_bandwidth_GBps sets the model's shm_beta (MPI's messages
  * inside a node) and leaves the copy figures at shm_bandwidth_GBps; net_large_threshold_B and net_large_extra_us add
- * one start-up to every network message of at least the threshold, whatever the concurrency. Absent, the model is
+ * one start-up to every network message of at least the threshold, whatever the concurrency; turn_us is the model's
+ * scheduler turn. Absent, the model is
  * the one of a file without them (backward compatible). Worked by hand from good_machine plus the three keys. */
 static void test_machine_new_keys(void **state)
 {
@@ -196,6 +197,14 @@ static void test_machine_new_keys(void **state)
     expect_error(text, "line 13: net_large_threshold_B: '0.5' is not a whole number of bytes");
     snprintf(text, sizeof text, "%sshm_msg_bandwidth_GBps = 0\n", good_machine);
     expect_error(text, "line 13: shm_msg_bandwidth_GBps: '0' is not a plain decimal number above 0");
+    /* turn_us: 0 unless given, then the model's turn as given */
+    NEAR(old.turn_us, 0);
+    snprintf(text, sizeof text, "%sturn_us = 9.385\n", good_machine);
+    assert_int_equal(pc_machine_parse(text, &d, err, sizeof err), 0);
+    pc_machine_model(&d, 4, 12, &m);
+    NEAR(m.turn_us, 9.385);
+    snprintf(text, sizeof text, "%sturn_us = -1\n", good_machine);
+    expect_error(text, "line 13: turn_us:");
 }
 
 static void test_signatures(void **state)
