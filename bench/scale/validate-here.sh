@@ -76,6 +76,28 @@ bench_args() { # collective[:pattern] bytes -> plancoll-bench's arguments but -a
 }
 stem() { echo "${1/:/-}-$2"; }
 record() { echo "[$revision $(date -u +%FT%TZ)] $*" >>"$log"; }
+# The quiet lock keeps simulations out, not compilers or tests that do not take it: before each measured run, wait
+# (up to QUIET_WAIT seconds, default 300) for a second in which the host's cores were at least 90% idle, and record
+# the idle share seen. With yield-waiting ranks a single busy process costs each dependency round a scheduler slice
+# (milliseconds): a run beside one is not a measurement of plancoll.
+idle_share() { # idle share of all cores over one second, in percent
+    local a b
+    read -r -a a < <(grep '^cpu ' /proc/stat)
+    sleep 1
+    read -r -a b < <(grep '^cpu ' /proc/stat)
+    local total=0 i
+    for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+    echo $(((100 * (b[4] - a[4] + b[5] - a[5])) / (total > 0 ? total : 1)))
+}
+wait_quiet() {
+    local waited=0 idle
+    while :; do
+        idle=$(idle_share)
+        if [ "$idle" -ge 90 ] || [ "$waited" -ge "${QUIET_WAIT:-300}" ]; then break; fi
+        waited=$((waited + 1))
+    done
+    echo "$idle"
+}
 
 sigs=()
 for coll in $collectives; do
@@ -121,6 +143,11 @@ run_bench() { # measure|simulate
                 cmd=(flock -s /tmp/plancoll-quiet.lock timeout --kill-after=10 "$timeout_s" smpirun
                      -platform "$out/platform.xml" -hostfile "$out/platform.hosts" -np $((nodes * ppn))
                      $pflags $smpi_flags "$smpi_bench" "${args[@]}" -a "$specs" --json "$json")
+            fi
+            if [ "$mode" = measure ]; then
+                local idle
+                idle=$(wait_quiet)
+                record "host idle before the run: ${idle}% (${idle}% < 90: not quiet, timed anyway)"
             fi
             record "${cmd[*]}"
             echo "== $mode $config $sig" >&2
