@@ -266,7 +266,9 @@ void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, stru
     m->net_ports = PC_MODEL_MAX_PORTS;
     for (int k = 1; k <= PC_MODEL_MAX_PORTS; k++)
         for (int s = 0; s < PC_MODEL_NSIZES; s++)
-            m->net_time[k - 1][s] = m->L_us + 2 * m->o_us + (pc_model_sizes[s] - 1) * k * m->G_us_per_b +
+            /* LogGP: the node's k-th concurrent message leaves (k - 1) gaps after the first; on this host's
+             * oversubscribed calibrations each further pair added ~g at 8 B (wisdom net 2..4: +9-18 us) */
+            m->net_time[k - 1][s] = m->L_us + 2 * m->o_us + (k - 1) * m->g_us + (pc_model_sizes[s] - 1) * k * m->G_us_per_b +
                                     (d->net_large_threshold_B > 0 && pc_model_sizes[s] >= d->net_large_threshold_B
                                          ? d->net_large_extra_us
                                          : 0);

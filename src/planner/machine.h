@@ -38,7 +38,8 @@ int pc_machine_read_file(const char *path, struct pc_machine_desc *d, char *err,
 
 /* The cost model of machine d for nnodes nodes of ppn ranks (docs/predict.md, "The model of a machine file"):
  *   L = net_latency_us, o = net_overhead_us, g = net_gap_us, G = 1e-3 / net_bandwidth_GBps us per byte;
- *   net_time[k][s] = L + 2o + (s - 1) k G for k = 1 .. PC_MODEL_MAX_PORTS (k pairs share the node's injection),
+ *   net_time[k][s] = L + 2o + (k - 1) g + (s - 1) k G for k = 1 .. PC_MODEL_MAX_PORTS (k pairs share the node's
+ *                    injection, each after the previous one's gap),
  *                    + net_large_extra_us where s >= net_large_threshold_B > 0 (each message its own start-up);
  *   shm_alpha = shm_latency_us, shm_beta = 1e-3 / shm_msg_bandwidth_GBps (default shm_bandwidth_GBps);
  *   shm_time[n][tau][s] = n s 1e-3 / min(shm_bandwidth_GBps, node_memory_bandwidth_GBps / tau), tau = 1 .. 8;

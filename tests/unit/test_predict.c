@@ -119,12 +119,12 @@ static void test_machine_mapping(void **state)
     NEAR(m.o_us, 0.5);
     NEAR(m.g_us, 0.5);
     NEAR(m.G_us_per_b, 1e-4);
-    /* 3 pairs, 4096 B: 2 + 2 x 0.5 + 4095 x 3 x 1e-4 = 3 + 1.2285 */
-    NEAR(m.net_time[2][3], 4.2285);
-    NEAR(pc_cost_net_concurrent(&m, 3, 4096), 4.2285);
+    /* 3 pairs, 4096 B: 2 + 2 x 0.5 + 2 gaps x 0.5 + 4095 x 3 x 1e-4 = 4 + 1.2285 */
+    NEAR(m.net_time[2][3], 5.2285);
+    NEAR(pc_cost_net_concurrent(&m, 3, 4096), 5.2285);
     /* k beyond the table: the model extrapolates linearly, which is exact for this linear form: 16 pairs, 512 B =
-     * 3 + 511 x 16 x 1e-4 */
-    NEAR(pc_cost_net_concurrent(&m, 16, 512), 3 + 511 * 16 * 1e-4);
+     * 3 + 15 gaps x 0.5 + 511 x 16 x 1e-4 */
+    NEAR(pc_cost_net_concurrent(&m, 16, 512), 3 + 15 * 0.5 + 511 * 16 * 1e-4);
     NEAR(m.shm_alpha_us, 0.25);
     NEAR(m.shm_beta_us_per_b, 1.25e-4);
     /* tau = 1, 2: 8 GB/s each (20 / 2 = 10 > 8); tau = 3: 20 / 3 GB/s. Two copies of 32 KiB at tau 3:
@@ -181,7 +181,7 @@ static void test_machine_new_keys(void **state)
             NEAR(m.net_time[k][s], old.net_time[k][s] + (pc_model_sizes[s] >= 65536 ? 400 : 0));
     /* one 256 KiB message: 2 + 2 x 0.5 + 262143 x 1e-4 + 400 = 429.2143 us; 3 pairs of 32 KiB stay below */
     NEAR(m.net_time[0][5], 429.2143);
-    NEAR(m.net_time[2][4], 3 + 32767 * 3 * 1e-4);
+    NEAR(m.net_time[2][4], 3 + 2 * 0.5 + 32767 * 3 * 1e-4);
     /* the threshold exactly on a sampled size takes the term there */
     snprintf(text, sizeof text, "%snet_large_threshold_B = 32768\nnet_large_extra_us = 10\n", good_machine);
     assert_int_equal(pc_machine_parse(text, &d, err, sizeof err), 0);
