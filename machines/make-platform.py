@@ -34,6 +34,12 @@ KEYS = {
     "node_memory_bandwidth_GBps": ("float", "node_memory"),
     "sync_us": ("float", 0.2),
     "reduce_GBps": ("float", "reduce"),
+    # added after the first format (docs/machines.md): MPI's own messages inside a node, and the network's
+    # large-message start-up (a rendezvous), both optional
+    "shm_msg_bandwidth_GBps": ("float", "shm_bandwidth_GBps"),
+    "net_large_threshold_B": ("float", 0.0),
+    "net_large_extra_us": ("float", 0.0),
+    "turn_us": ("float", 0.0),
 }
 
 NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -82,9 +88,14 @@ def parse_machine(text, path="<machine>"):
     for key, (kind, default) in KEYS.items():
         if default is None and key not in values:
             raise MachineError(f"{path}: required key {key} is missing")
-    for key in ("net_latency_us", "net_bandwidth_GBps", "shm_bandwidth_GBps", "core_gflops"):
+    for key in ("net_latency_us", "net_bandwidth_GBps", "shm_bandwidth_GBps", "core_gflops", "shm_msg_bandwidth_GBps"):
         if key in values and values[key] <= 0:
             raise MachineError(f"{path}: {key} must be > 0")
+    if ("net_large_threshold_B" in values) != ("net_large_extra_us" in values):
+        raise MachineError(f"{path}: net_large_threshold_B and net_large_extra_us go together (give both, or neither)")
+    threshold = values.get("net_large_threshold_B", 0)
+    if "net_large_threshold_B" in values and (threshold < 1 or threshold != int(threshold)):
+        raise MachineError(f"{path}: net_large_threshold_B = {threshold:g} is not a whole number of bytes of 1 or more")
     return values
 
 
@@ -100,7 +111,20 @@ def complete(values, ppn):
     m.setdefault("node_memory_bandwidth_GBps", m["shm_bandwidth_GBps"] * m["cores_per_node"] / 2)
     m.setdefault("sync_us", 0.2)
     m.setdefault("reduce_GBps", m["shm_bandwidth_GBps"] / 3)
+    m.setdefault("shm_msg_bandwidth_GBps", m["shm_bandwidth_GBps"])
+    m.setdefault("net_large_threshold_B", 0.0)
+    m.setdefault("net_large_extra_us", 0.0)
+    m.setdefault("turn_us", 0.0)
+    m["ppn"] = ppn
     return m
+
+
+def turn_overhead(m):
+    """On a node with more ranks than cores, a message is taken only when its receiver gets a core again: the other
+    ranks sharing that core have their turn first. SMPI's receive overhead (smpi/or) carries it:
+    (ranks per core - 1) turn_us, ranks per core = ppn / cores_per_node; 0 on a node with a core per rank."""
+    per_core = m["ppn"] / m["cores_per_node"]
+    return max(0.0, per_core - 1) * m["turn_us"]
 
 
 def parse_topology(text):
@@ -211,10 +235,25 @@ def platform_xml(m, nodes):
         f'  <cluster id={quoteattr(m["name"])} prefix="node-" radical="0-{hosts - 1}" suffix=""'
         f' speed="{m["core_gflops"]:.9g}Gf" core="{m["cores_per_node"]}"'
         f' bw="{gbps(m["net_bandwidth_GBps"])}" lat="{us(link_latency)}" sharing_policy="SPLITDUPLEX"'
-        f' loopback_bw="{gbps(m["shm_bandwidth_GBps"])}" loopback_lat="{us(loopback_latency)}"{topology}{extra}/>',
+        f' loopback_bw="{gbps(m["shm_msg_bandwidth_GBps"])}" loopback_lat="{us(loopback_latency)}"{topology}{extra}/>',
         "</platform>",
     ]
     return "\n".join(lines) + "\n", hosts
+
+
+def large_factor(m):
+    """SMPI's latency factor for messages of at least net_large_threshold_B: SMPI multiplies the latency of a
+    message's route by smpi/lat-factor (piecewise in the size), so a route of latency R pays R (X - 1) more when the
+    factor is X = 1 + net_large_extra_us / R. None when the machine has no large-message term. The factor multiplies
+    every route's latency, the loopback's too: a node's large messages then pay loopback_latency (X - 1) more
+    (make-platform prints it; docs/machines.md)."""
+    if m["net_large_extra_us"] <= 0 or m["net_large_threshold_B"] <= 0:
+        return None
+    _, route_latency = overheads(m)
+    if route_latency <= 0:
+        raise MachineError("net_large_extra_us needs a network route of some latency to scale "
+                           "(net_latency_us + 2 net_overhead_us - 2 x SMPI's overhead is 0)")
+    return 1 + m["net_large_extra_us"] / route_latency
 
 
 def smpi_flags(m):
@@ -228,13 +267,20 @@ def smpi_flags(m):
     nodes took 1.05 times the route's latency on this SimGrid (machines/tests/test-platform.py measures it)."""
     o_smpi, _ = overheads(m)
     o_s = f"{o_smpi * 1e-6:.9g}"
+    o_r = f"{(o_smpi + turn_overhead(m)) * 1e-6:.9g}"
+    factor = large_factor(m)
+    lat = "--cfg=smpi/lat-factor:0:1"
+    if factor is not None:
+        # SMPI takes the factor of the last threshold at or below the size (3.32: smpi/lat-factor is
+        # "size:factor;size:factor", sizes ascending); machines/tests/test-platform.py checks both sides of it
+        lat += f";{int(m['net_large_threshold_B'])}:{factor:.9g}"
     return [
-        "--cfg=smpi/lat-factor:0:1",
+        lat,
         "--cfg=smpi/bw-factor:0:1",
         "--cfg=smpi/async-small-thresh:65536",
         f"--cfg=smpi/os:0:{o_s}:0",
         f"--cfg=smpi/ois:0:{o_s}:0",
-        f"--cfg=smpi/or:0:{o_s}:0",
+        f"--cfg=smpi/or:0:{o_r}:0",
         f"--cfg=smpi/host-speed:{m['core_gflops']:.9g}Gf",
     ]
 
@@ -270,6 +316,13 @@ def main(argv):
                   f"{m['shm_latency_us']}: SMPI's per-message overhead is capped at {m['shm_latency_us'] / 2:.6g} us and "
                   "the rest of 2 o goes into the network route's latency", file=sys.stderr)
         xml, _ = platform_xml(m, args.nodes)
+        factor = large_factor(m)
+        o_smpi, _ = overheads(m)
+        loopback_extra = (m["shm_latency_us"] - 2 * o_smpi) * (factor - 1) if factor else 0
+        if loopback_extra > 0:
+            print(f"make-platform: note: SMPI's latency factor {factor:.6g} for messages of at least "
+                  f"{int(m['net_large_threshold_B'])} B also scales the loopback: a large message inside a node pays "
+                  f"{loopback_extra:.6g} us more too", file=sys.stderr)
     except (MachineError, OSError) as e:
         print(f"make-platform: {e}", file=sys.stderr)
         return 2

@@ -7,7 +7,9 @@ platform-probe (compiled with smpicc) under smpirun with the flags make-platform
   between nodes: 1-byte one-way time  = net_latency_us + 2 net_overhead_us  (the cost model's net_time at 1 byte)
                  bandwidth 1 B..4 MiB = net_bandwidth_GBps
   inside a node: 1-byte one-way time  = shm_latency_us
-                 bandwidth            = shm_bandwidth_GBps
+                 bandwidth            = shm_msg_bandwidth_GBps (default shm_bandwidth_GBps)
+  with net_large_threshold_B T: the one-way time between nodes at T / 2 bytes (no large-message term) and at T
+  bytes (+ net_large_extra_us), the bandwidths then taken from T to 4 MiB
 each within TOLERANCE, and that a 64-byte MPI_Alltoall over the platform delivers every byte. Also checks that
 make-platform refuses malformed machine files (unknown key, missing key, bad number) with exit code 2, and that
 fat-tree and torus platforms load and carry the alltoall.
@@ -48,7 +50,7 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
 
 
-def simulate(tmp, probe, machine_path, nodes, ppn, tag):
+def simulate(tmp, probe, machine_path, nodes, ppn, tag, threshold=0):
     xml = os.path.join(tmp, f"{tag}.xml")
     made = run([sys.executable, MAKE, machine_path, "--nodes", str(nodes), "--ppn", str(ppn), "-o", xml])
     if made.returncode != 0:
@@ -56,7 +58,7 @@ def simulate(tmp, probe, machine_path, nodes, ppn, tag):
         return None
     flags = made.stdout.split()
     out = run(["smpirun", "-platform", xml, "-hostfile", xml[:-4] + ".hosts", "-np", str(nodes * ppn), *flags,
-               "--cfg=smpi/simulate-computation:no", probe, str(ppn)])
+               "--cfg=smpi/simulate-computation:no", probe, str(ppn)] + ([str(threshold)] if threshold else []))
     values = dict(re.findall(r"(\w+)=([\w.]+)", out.stdout))
     if out.returncode != 0 or values.get("alltoall") != "ok":
         check(False, f"{tag}: simulation exit {out.returncode}, alltoall={values.get('alltoall')}: "
@@ -88,14 +90,26 @@ def main(paths):
             name = os.path.basename(path)
             with open(path, encoding="utf-8") as f:
                 m = make_platform.complete(make_platform.parse_machine(f.read(), path), 2)
-            values = simulate(tmp, probe, path, 2, 2, name)
+            threshold = int(m["net_large_threshold_B"])
+            values = simulate(tmp, probe, path, 2, 2, name, threshold)
             if values is None:
                 continue
-            near(float(values["inter_latency_us"]), m["net_latency_us"] + 2 * m["net_overhead_us"],
-                 f"{name}: between nodes, 1-byte one-way us (L + 2o)")
+            # an oversubscribed node (2 ranks here against cores_per_node) adds (ranks per core - 1) turn_us to every
+            # receive: the receiver waits for its turn on the core
+            turn = make_platform.turn_overhead(m)
+            small = m["net_latency_us"] + 2 * m["net_overhead_us"] + turn
+            near(float(values["inter_latency_us"]), small, f"{name}: between nodes, 1-byte one-way us (L + 2o)")
             near(float(values["inter_bandwidth_GBps"]), m["net_bandwidth_GBps"], f"{name}: between nodes, GB/s")
-            near(float(values["intra_latency_us"]), m["shm_latency_us"], f"{name}: inside a node, 1-byte one-way us")
-            near(float(values["intra_bandwidth_GBps"]), m["shm_bandwidth_GBps"], f"{name}: inside a node, GB/s")
+            near(float(values["intra_latency_us"]), m["shm_latency_us"] + turn,
+                 f"{name}: inside a node, 1-byte one-way us (+ {turn:.4g} us of scheduler turns)")
+            near(float(values["intra_bandwidth_GBps"]), m["shm_msg_bandwidth_GBps"],
+                 f"{name}: inside a node, GB/s (shm_msg_bandwidth_GBps)")
+            if threshold:
+                per_byte = 1e-3 / m["net_bandwidth_GBps"]
+                near(float(values["inter_below_us"]), small + (threshold // 2 - 1) * per_byte,
+                     f"{name}: between nodes, {threshold // 2} B one-way us (below net_large_threshold_B)")
+                near(float(values["inter_at_us"]), small + (threshold - 1) * per_byte + m["net_large_extra_us"],
+                     f"{name}: between nodes, {threshold} B one-way us (+ net_large_extra_us)")
 
         # malformed machine files: refused with exit code 2 and a message naming the problem
         base = "name = t\nnet_latency_us = 1\nnet_bandwidth_GBps = 10\nshm_latency_us = 0.3\nshm_bandwidth_GBps = 5\n"
@@ -105,6 +119,10 @@ def main(paths):
             "bad number": (base.replace("= 10", "= 10GB"), "not a plain decimal"),
             "repeated key": (base + "shm_latency_us = 0.4\n", "given twice"),
             "bad topology": (base + "net_topology = ring\n", "net_topology"),
+            "large extra alone": (base + "net_large_extra_us = 400\n", "go together"),
+            "fractional threshold": (base + "net_large_threshold_B = 0.5\nnet_large_extra_us = 1\n", "whole number"),
+            "zero message bandwidth": (base + "shm_msg_bandwidth_GBps = 0\n", "must be > 0"),
+            "negative turn": (base + "turn_us = -2\n", "must be a finite number >= 0"),
         }
         for what, (text, message) in bad.items():
             path = os.path.join(tmp, "bad.machine")

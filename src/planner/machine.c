@@ -31,6 +31,11 @@ static const struct {
     {"node_memory_bandwidth_GBps", K_POSITIVE, false},
     {"sync_us", K_NUMBER, false},
     {"reduce_GBps", K_POSITIVE, false},
+    /* added after the first format: MPI's own messages inside a node, the network's large-message start-up */
+    {"shm_msg_bandwidth_GBps", K_POSITIVE, false},
+    {"net_large_threshold_B", K_NUMBER, false},
+    {"net_large_extra_us", K_NUMBER, false},
+    {"turn_us", K_NUMBER, false},
 };
 #define NKEYS ((int)(sizeof keys / sizeof keys[0]))
 
@@ -113,6 +118,7 @@ int pc_machine_parse(const char *text, struct pc_machine_desc *d, char *err, siz
     d->node_memory_bandwidth_GBps = -1;
     d->sync_us = 0.2;
     d->reduce_GBps = -1;
+    d->shm_msg_bandwidth_GBps = -1;
     int seen[NKEYS] = {0};
     int line = 0;
     for (const char *p = text; *p;) {
@@ -179,7 +185,11 @@ int pc_machine_parse(const char *text, struct pc_machine_desc *d, char *err, siz
                                 &d->shm_bandwidth_GBps,
                                 &d->node_memory_bandwidth_GBps,
                                 &d->sync_us,
-                                &d->reduce_GBps};
+                                &d->reduce_GBps,
+                                &d->shm_msg_bandwidth_GBps,
+                                &d->net_large_threshold_B,
+                                &d->net_large_extra_us,
+                                &d->turn_us};
         *field[k] = x;
     }
     for (int k = 0; k < NKEYS; k++)
@@ -187,6 +197,15 @@ int pc_machine_parse(const char *text, struct pc_machine_desc *d, char *err, siz
             return fail(err, errlen, line, "required key '%s' missing (end of the description)", keys[k].key);
     if (strcmp(d->net_topology, "flat") != 0 && seen[8] && d->net_backbone_GBps > 0)
         return fail(err, errlen, seen[8], "net_backbone_GBps applies to a flat network only");
+    /* the large-message term needs both numbers: a start-up without a size, or a size without a start-up, is a
+     * description that says less than it seems to */
+    const int threshold_line = seen[NKEYS - 3], extra_line = seen[NKEYS - 2];
+    if ((threshold_line != 0) != (extra_line != 0))
+        return fail(err, errlen, threshold_line ? threshold_line : extra_line,
+                    "net_large_threshold_B and net_large_extra_us go together (give both, or neither)");
+    if (threshold_line && (d->net_large_threshold_B < 1 || d->net_large_threshold_B != floor(d->net_large_threshold_B)))
+        return fail(err, errlen, threshold_line, "net_large_threshold_B: '%g' is not a whole number of bytes of 1 or more",
+                    d->net_large_threshold_B);
     return 0;
 }
 
@@ -247,9 +266,15 @@ void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, stru
     m->net_ports = PC_MODEL_MAX_PORTS;
     for (int k = 1; k <= PC_MODEL_MAX_PORTS; k++)
         for (int s = 0; s < PC_MODEL_NSIZES; s++)
-            m->net_time[k - 1][s] = m->L_us + 2 * m->o_us + (pc_model_sizes[s] - 1) * k * m->G_us_per_b;
+            /* LogGP: the node's k-th concurrent message leaves (k - 1) gaps after the first; on this host's
+             * oversubscribed calibrations each further pair added ~g at 8 B (wisdom net 2..4: +9-18 us) */
+            m->net_time[k - 1][s] = m->L_us + 2 * m->o_us + (k - 1) * m->g_us + (pc_model_sizes[s] - 1) * k * m->G_us_per_b +
+                                    (d->net_large_threshold_B > 0 && pc_model_sizes[s] >= d->net_large_threshold_B
+                                         ? d->net_large_extra_us
+                                         : 0);
     m->shm_alpha_us = d->shm_latency_us;
-    m->shm_beta_us_per_b = 1e-3 / shm_bw;
+    /* MPI's messages inside a node may move far slower than a copy (here a rank waits for its peer to get a core) */
+    m->shm_beta_us_per_b = 1e-3 / (d->shm_msg_bandwidth_GBps > 0 ? d->shm_msg_bandwidth_GBps : shm_bw);
     m->shm_taus = PC_MODEL_MAX_TAU;
     for (int n = 1; n <= 2; n++)
         for (int tau = 1; tau <= PC_MODEL_MAX_TAU; tau++) {
@@ -259,5 +284,6 @@ void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, stru
     m->sync_us = d->sync_us;
     m->reduce_default_us_per_b = 1e-3 / (d->reduce_GBps > 0 ? d->reduce_GBps : shm_bw / 3);
     m->transpose_us_per_b = 1e-3 / shm_bw;
+    m->turn_us = d->turn_us; /* the estimates add it only on an oversubscribed host, as for a calibrated model */
     pc_model_derive(m, nnodes);
 }

@@ -24,6 +24,10 @@ struct pc_machine_desc {
     double node_memory_bandwidth_GBps; /* all of a node's copies together; < 0: not given */
     double sync_us;              /* one flag signal inside a node */
     double reduce_GBps;          /* bytes one core reduces per second; < 0: not given */
+    double shm_msg_bandwidth_GBps; /* an MPI point-to-point message inside a node; < 0: not given (= shm_bandwidth) */
+    double net_large_threshold_B;  /* messages between nodes of at least this many bytes pay net_large_extra_us; 0: none */
+    double net_large_extra_us;     /* the start-up such a large message pays on top of L + 2o + (s - 1) G (rendezvous) */
+    double turn_us;                /* oversubscribed nodes: the wait for a scheduler turn per dependency round; 0: none */
 };
 
 /* Parses a machine description. Unknown keys, a key given twice, a malformed line or number and a missing required
@@ -34,10 +38,13 @@ int pc_machine_read_file(const char *path, struct pc_machine_desc *d, char *err,
 
 /* The cost model of machine d for nnodes nodes of ppn ranks (docs/predict.md, "The model of a machine file"):
  *   L = net_latency_us, o = net_overhead_us, g = net_gap_us, G = 1e-3 / net_bandwidth_GBps us per byte;
- *   net_time[k][s] = L + 2o + (s - 1) k G for k = 1 .. PC_MODEL_MAX_PORTS (k pairs share the node's injection);
- *   shm_alpha = shm_latency_us, shm_beta = 1e-3 / shm_bandwidth_GBps;
+ *   net_time[k][s] = L + 2o + (k - 1) g + (s - 1) k G for k = 1 .. PC_MODEL_MAX_PORTS (k pairs share the node's
+ *                    injection, each after the previous one's gap),
+ *                    + net_large_extra_us where s >= net_large_threshold_B > 0 (each message its own start-up);
+ *   shm_alpha = shm_latency_us, shm_beta = 1e-3 / shm_msg_bandwidth_GBps (default shm_bandwidth_GBps);
  *   shm_time[n][tau][s] = n s 1e-3 / min(shm_bandwidth_GBps, node_memory_bandwidth_GBps / tau), tau = 1 .. 8;
- *   sync_us; reduce_default = 1e-3 / reduce_GBps; transpose = 1e-3 / shm_bandwidth_GBps;
+ *   sync_us; reduce_default = 1e-3 / reduce_GBps; transpose = 1e-3 / shm_bandwidth_GBps; turn_us (counted by the
+ *   estimates only where a node has more ranks than cores);
  * then pc_model_derive(m, nnodes). */
 void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, struct pc_machine_model *m);
 /* The cores of one node for a layout of ppn ranks per node: cores_per_node, or ppn when the file does not say. */

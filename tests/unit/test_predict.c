@@ -119,12 +119,12 @@ static void test_machine_mapping(void **state)
     NEAR(m.o_us, 0.5);
     NEAR(m.g_us, 0.5);
     NEAR(m.G_us_per_b, 1e-4);
-    /* 3 pairs, 4096 B: 2 + 2 x 0.5 + 4095 x 3 x 1e-4 = 3 + 1.2285 */
-    NEAR(m.net_time[2][3], 4.2285);
-    NEAR(pc_cost_net_concurrent(&m, 3, 4096), 4.2285);
+    /* 3 pairs, 4096 B: 2 + 2 x 0.5 + 2 gaps x 0.5 + 4095 x 3 x 1e-4 = 4 + 1.2285 */
+    NEAR(m.net_time[2][3], 5.2285);
+    NEAR(pc_cost_net_concurrent(&m, 3, 4096), 5.2285);
     /* k beyond the table: the model extrapolates linearly, which is exact for this linear form: 16 pairs, 512 B =
-     * 3 + 511 x 16 x 1e-4 */
-    NEAR(pc_cost_net_concurrent(&m, 16, 512), 3 + 511 * 16 * 1e-4);
+     * 3 + 15 gaps x 0.5 + 511 x 16 x 1e-4 */
+    NEAR(pc_cost_net_concurrent(&m, 16, 512), 3 + 15 * 0.5 + 511 * 16 * 1e-4);
     NEAR(m.shm_alpha_us, 0.25);
     NEAR(m.shm_beta_us_per_b, 1.25e-4);
     /* tau = 1, 2: 8 GB/s each (20 / 2 = 10 > 8); tau = 3: 20 / 3 GB/s. Two copies of 32 KiB at tau 3:
@@ -148,6 +148,63 @@ static void test_machine_mapping(void **state)
     NEAR(m.shm_time[0][7][6], 2097152 * 1e-3 / 6.0); /* tau 8: 48 / 8 = 6 GB/s */
     NEAR(m.reduce_default_us_per_b, 1e-3 / (8.0 / 3.0));
     NEAR(m.alpha_us, 0.25); /* one node: the node's start-up */
+}
+
+/* The keys added to the format (docs/machines.md): shm_msg_bandwidth_GBps sets the model's shm_beta (MPI's messages
+ * inside a node) and leaves the copy figures at shm_bandwidth_GBps; net_large_threshold_B and net_large_extra_us add
+ * one start-up to every network message of at least the threshold, whatever the concurrency; turn_us is the model's
+ * scheduler turn. Absent, the model is
+ * the one of a file without them (backward compatible). Worked by hand from good_machine plus the three keys. */
+static void test_machine_new_keys(void **state)
+{
+    (void)state;
+    struct pc_machine_desc d;
+    struct pc_machine_model old, m;
+    char err[300] = "", text[1024];
+    assert_int_equal(pc_machine_parse(good_machine, &d, err, sizeof err), 0);
+    assert_true(d.shm_msg_bandwidth_GBps < 0);
+    NEAR(d.net_large_threshold_B, 0);
+    NEAR(d.net_large_extra_us, 0);
+    pc_machine_model(&d, 4, 12, &old);
+    snprintf(text, sizeof text,
+             "%sshm_msg_bandwidth_GBps = 0.5\nnet_large_threshold_B = 65536\nnet_large_extra_us = 400\n", good_machine);
+    assert_int_equal(pc_machine_parse(text, &d, err, sizeof err), 0);
+    NEAR(d.shm_msg_bandwidth_GBps, 0.5);
+    NEAR(d.net_large_threshold_B, 65536);
+    NEAR(d.net_large_extra_us, 400);
+    pc_machine_model(&d, 4, 12, &m);
+    NEAR(m.shm_beta_us_per_b, 1e-3 / 0.5); /* 2e-3 us per byte, not the copy's 1.25e-4 */
+    NEAR(m.shm_time[0][0][4], 4.096);      /* copies unchanged: 32 KiB at 8 GB/s */
+    NEAR(m.transpose_us_per_b, 1.25e-4);
+    for (int k = 0; k < PC_MODEL_MAX_PORTS; k++)
+        for (int s = 0; s < PC_MODEL_NSIZES; s++)
+            NEAR(m.net_time[k][s], old.net_time[k][s] + (pc_model_sizes[s] >= 65536 ? 400 : 0));
+    /* one 256 KiB message: 2 + 2 x 0.5 + 262143 x 1e-4 + 400 = 429.2143 us; 3 pairs of 32 KiB stay below */
+    NEAR(m.net_time[0][5], 429.2143);
+    NEAR(m.net_time[2][4], 3 + 2 * 0.5 + 32767 * 3 * 1e-4);
+    /* the threshold exactly on a sampled size takes the term there */
+    snprintf(text, sizeof text, "%snet_large_threshold_B = 32768\nnet_large_extra_us = 10\n", good_machine);
+    assert_int_equal(pc_machine_parse(text, &d, err, sizeof err), 0);
+    pc_machine_model(&d, 4, 12, &m);
+    NEAR(m.net_time[0][4], 3 + 32767 * 1e-4 + 10);
+    NEAR(m.net_time[0][3], 3 + 4095 * 1e-4);
+    /* the pair goes together; the threshold is whole bytes; the bandwidth is above 0 (good_machine has 12 lines) */
+    snprintf(text, sizeof text, "%snet_large_extra_us = 400\n", good_machine);
+    expect_error(text, "line 13: net_large_threshold_B and net_large_extra_us go together");
+    snprintf(text, sizeof text, "%snet_large_threshold_B = 1000\n", good_machine);
+    expect_error(text, "line 13: net_large_threshold_B and net_large_extra_us go together");
+    snprintf(text, sizeof text, "%snet_large_threshold_B = 0.5\nnet_large_extra_us = 1\n", good_machine);
+    expect_error(text, "line 13: net_large_threshold_B: '0.5' is not a whole number of bytes");
+    snprintf(text, sizeof text, "%sshm_msg_bandwidth_GBps = 0\n", good_machine);
+    expect_error(text, "line 13: shm_msg_bandwidth_GBps: '0' is not a plain decimal number above 0");
+    /* turn_us: 0 unless given, then the model's turn as given */
+    NEAR(old.turn_us, 0);
+    snprintf(text, sizeof text, "%sturn_us = 9.385\n", good_machine);
+    assert_int_equal(pc_machine_parse(text, &d, err, sizeof err), 0);
+    pc_machine_model(&d, 4, 12, &m);
+    NEAR(m.turn_us, 9.385);
+    snprintf(text, sizeof text, "%sturn_us = -1\n", good_machine);
+    expect_error(text, "line 13: turn_us:");
 }
 
 static void test_signatures(void **state)
@@ -386,7 +443,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_machine_good),   cmocka_unit_test(test_machine_bad),
-        cmocka_unit_test(test_machine_mapping), cmocka_unit_test(test_signatures),
+        cmocka_unit_test(test_machine_mapping), cmocka_unit_test(test_machine_new_keys),
+        cmocka_unit_test(test_signatures),
         cmocka_unit_test(test_problems),       cmocka_unit_test(test_random_maxima),
         cmocka_unit_test(test_prediction_is_the_planners), cmocka_unit_test(test_closed_forms),
     };
