@@ -10,7 +10,7 @@ docs/scale-papers.md). Papers by their keys in docs/references.md; their figures
 
 Every SMPI run is wrapped in `flock -s /tmp/plancoll-quiet.lock` (simulations never share the machine with real
 timings) and in /usr/bin/time, whose wall time and peak resident memory go into the result line with the exact
-command. Environment: PLANCOLL_BUILD (default build), SMPI_TIMEOUT seconds (default 900).
+command. Environment: PLANCOLL_BUILD (default build), SMPI_TIMEOUT seconds (default 660).
 """
 import json
 import os
@@ -35,25 +35,34 @@ QIAN_SIZES = [4, 256, 8192]                               # [Qian08] 6.5.1 names
 
 # id -> machine file, layouts (nodes, ppn) to predict, signatures
 PREDICTIONS = {
-    "glex-a": ("glex-hpc-a", [(256, 32), (32, 32)], [f"alltoall:{s}" for s in GLEX_SIZES]),
-    "glex-b": ("glex-hpc-b", [(50, 24)], [f"alltoall:{s}" for s in GLEX_SIZES]),
+    "glex-a": ("glex-hpc-a", [(256, 32), (32, 32), (4, 32)], [f"alltoall:{s}" for s in GLEX_SIZES]),
+    "glex-b": ("glex-hpc-b", [(50, 24), (16, 24), (8, 24)], [f"alltoall:{s}" for s in GLEX_SIZES]),
     "dpml-a": ("dpml-cluster-a", [(16, 28)], [f"allreduce:float:sum:{b // 4}" for b in DPML_BYTES]),
     "dpml-b": ("dpml-cluster-b", [(64, 28)], [f"allreduce:float:sum:{b // 4}" for b in DPML_BYTES]),
-    "bruck-data": ("bruck-theta", [(8, 64)], [f"alltoallv:random:{n}:1" for n in BRUCK_N]),
+    "bruck-data": ("bruck-theta", [(8, 64), (2, 64)], [f"alltoallv:random:{n}:1" for n in BRUCK_N]),
     "bruck-weak": ("bruck-theta", [(n, 64) for n in (2, 4, 8, 16, 32, 64, 128)], ["alltoallv:random:256:1"]),
+    # the poster gives no ranks per node: the same P at 2 .. 64 per node (the machine file assumes 64)
+    "bruck-ppn": ("bruck-theta", [(512 // k, k) for k in (2, 8, 16, 32, 64)] + [(8192 // k, k) for k in (2, 8, 16, 32, 64)],
+                  ["alltoallv:random:256:1"]),
     "qian": ("qian-connectx-4node", [(4, 4)], [f"alltoall:{s}" for s in QIAN_SIZES]),
 }
 
-# id -> machine, nodes, ppn, collective, sizes, smpi collective selectors, extra program args (list of lists)
-SIMULATIONS = {
-    "glex-b": ("glex-hpc-b", 50, 24, "alltoall", [8, 512], ["mpich"], [[]]),
-    "glex-a": ("glex-hpc-a", 32, 32, "alltoall", [8, 512], ["mpich"], [[]]),
-    "dpml-a": ("dpml-cluster-a", 16, 28, "allreduce", [8192, 524288], ["mvapich2", "impi"], [[]]),
-    "dpml-b": ("dpml-cluster-b", 64, 28, "allreduce", [8192, 524288], ["mvapich2", "impi"], [[]]),
-    "bruck-data": ("bruck-theta", 8, 64, "alltoallv", [32, 256, 1024], ["mpich"], [[]]),
-    "qian": ("qian-connectx-4node", 4, 4, "alltoall", [4, 256, 8192], ["mvapich2", "bruck", "pair"],
-             [["--mif", "0"], ["--mif", "32"], ["--mif", "512"]]),
-}
+# Simulations: (id, machine, nodes, ppn, collective, sizes, SMPI collective selectors, extra program args (list of
+# lists)). Scales: what finishes here in minutes. MPICH's medium-size alltoall (an Isend/Irecv to every rank at once)
+# is the costly one to simulate: 512 B at 1,200 ranks ran past 13 minutes and at 384 ranks past 6, both stopped; so
+# the medium sizes and the alltoallv (the same P^2 pattern) run on few nodes (and 512 B at 192 ranks was stopped
+# after 7 minutes, 3.5 CPU minutes, on this loaded host: no medium-size alltoall here), Bruck's small sizes on many.
+SIMULATIONS = [
+    ("glex-b", "glex-hpc-b", 50, 24, "alltoall", [8], ["mpich"], [[]]),
+    ("glex-b", "glex-hpc-b", 16, 24, "alltoall", [8], ["mpich"], [[]]),
+    ("glex-a", "glex-hpc-a", 32, 32, "alltoall", [8], ["mpich"], [[]]),
+    ("glex-a", "glex-hpc-a", 4, 32, "alltoall", [8], ["mpich"], [[]]),
+    ("dpml-a", "dpml-cluster-a", 16, 28, "allreduce", [8192, 524288], ["mvapich2"], [[]]),
+    ("dpml-b", "dpml-cluster-b", 64, 28, "allreduce", [8192, 524288], ["mvapich2"], [[]]),
+    ("bruck-data", "bruck-theta", 2, 64, "alltoallv", [32, 256, 1024], ["mpich"], [[]]),
+    ("qian", "qian-connectx-4node", 4, 4, "alltoall", [4, 256, 8192], ["mvapich2", "bruck", "pair"],
+     [["--mif", "0"], ["--mif", "32"], ["--mif", "512"]]),
+]
 
 
 # SMPI times the host CPU between MPI calls and injects it (smpi/simulate-computation, default yes): on this
@@ -94,8 +103,8 @@ def build_program():
 
 def run_smpi(only):
     exe = build_program()
-    timeout = int(os.environ.get("SMPI_TIMEOUT", "900"))
-    for sid, (machine, nodes, ppn, coll, sizes, selectors, extras) in SIMULATIONS.items():
+    timeout = int(os.environ.get("SMPI_TIMEOUT", "660"))
+    for sid, machine, nodes, ppn, coll, sizes, selectors, extras in SIMULATIONS:
         if only and sid not in only:
             continue
         plat = os.path.join(WORK, f"{machine}-{nodes}x{ppn}.xml")
@@ -147,6 +156,7 @@ if __name__ == "__main__":
     elif what == "smpi":
         run_smpi(only)
     elif what == "tables":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import papers_tables
         papers_tables.main()
     else:
