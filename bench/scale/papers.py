@@ -10,12 +10,14 @@ docs/scale-papers.md). Papers by their keys in docs/references.md; their figures
 
 Every SMPI run is wrapped in `flock -s /tmp/plancoll-quiet.lock` (simulations never share the machine with real
 timings) and in /usr/bin/time, whose wall time and peak resident memory go into the result line with the exact
-command. Environment: PLANCOLL_BUILD (default build), SMPI_TIMEOUT seconds (default 660).
+command. Environment: PLANCOLL_BUILD (default build), SMPI_TIMEOUT seconds (default 660), PAPERS_NODES (a comma list: only
+the simulations on those node counts).
 """
 import json
 import os
 import re
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -39,7 +41,7 @@ PREDICTIONS = {
     "glex-b": ("glex-hpc-b", [(50, 24), (16, 24), (8, 24)], [f"alltoall:{s}" for s in GLEX_SIZES]),
     "dpml-a": ("dpml-cluster-a", [(16, 28)], [f"allreduce:float:sum:{b // 4}" for b in DPML_BYTES]),
     "dpml-b": ("dpml-cluster-b", [(64, 28)], [f"allreduce:float:sum:{b // 4}" for b in DPML_BYTES]),
-    "bruck-data": ("bruck-theta", [(8, 64), (2, 64)], [f"alltoallv:random:{n}:1" for n in BRUCK_N]),
+    "bruck-data": ("bruck-theta", [(8, 64), (2, 64), (4, 64)], [f"alltoallv:random:{n}:1" for n in BRUCK_N]),
     "bruck-weak": ("bruck-theta", [(n, 64) for n in (2, 4, 8, 16, 32, 64, 128)], ["alltoallv:random:256:1"]),
     # the poster gives no ranks per node: the same P at 2 .. 64 per node (the machine file assumes 64)
     "bruck-ppn": ("bruck-theta", [(512 // k, k) for k in (2, 8, 16, 32, 64)] + [(8192 // k, k) for k in (2, 8, 16, 32, 64)],
@@ -60,6 +62,7 @@ SIMULATIONS = [
     ("dpml-a", "dpml-cluster-a", 16, 28, "allreduce", [8192, 524288], ["mvapich2"], [[]]),
     ("dpml-b", "dpml-cluster-b", 64, 28, "allreduce", [8192, 524288], ["mvapich2"], [[]]),
     ("bruck-data", "bruck-theta", 2, 64, "alltoallv", [32, 256, 1024], ["mpich"], [[]]),
+    ("bruck-data", "bruck-theta", 4, 64, "alltoallv", [256], ["mpich"], [[]]),
     ("qian", "qian-connectx-4node", 4, 4, "alltoall", [4, 256, 8192], ["mvapich2", "bruck", "pair"],
      [["--mif", "0"], ["--mif", "32"], ["--mif", "512"]]),
 ]
@@ -107,6 +110,8 @@ def run_smpi(only):
     for sid, machine, nodes, ppn, coll, sizes, selectors, extras in SIMULATIONS:
         if only and sid not in only:
             continue
+        if os.environ.get("PAPERS_NODES") and str(nodes) not in os.environ["PAPERS_NODES"].split(","):
+            continue
         plat = os.path.join(WORK, f"{machine}-{nodes}x{ppn}.xml")
         flags = subprocess.run([os.path.join(ROOT, "machines", "make-platform.py"), f"machines/{machine}.machine",
                                 "--nodes", str(nodes), "--ppn", str(ppn), "-o", plat], cwd=ROOT, check=True,
@@ -124,23 +129,28 @@ def run_smpi(only):
                                "--log=root.thres:warning", exe, coll, str(size), "--iters", iters, "--warmup", "1",
                                "--ppn", str(ppn), "--label", sel] + extra
                         t0 = time.time()
+                        # own session: on a timeout the whole simulation (smpirun's smpimain too) is ended
+                        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                             start_new_session=True)
                         try:
-                            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+                            p.stdout_text, p.stderr_text = p.communicate(timeout=timeout)
                         except subprocess.TimeoutExpired:
+                            os.killpg(p.pid, signal.SIGKILL)
+                            p.communicate()
                             rec = {"id": sid, "selector": sel, "bytes": size, "extra": extra, "error": "timeout",
                                    "wall_s": timeout, "command": shlex.join(cmd)}
                             out.write(json.dumps(rec) + "\n"); out.flush()
                             print(json.dumps(rec), file=sys.stderr)
                             continue
                         wall = time.time() - t0
-                        res = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
-                        m = re.search(r"TIME ([\d.]+) (\d+)", p.stderr)
+                        res = [json.loads(line) for line in p.stdout_text.splitlines() if line.startswith("{")]
+                        m = re.search(r"TIME ([\d.]+) (\d+)", p.stderr_text)
                         rec = {"id": sid, "machine": machine, "nodes": nodes, "ppn": ppn, "selector": sel,
                                "bytes": size, "extra": extra, "result": res[0] if res else None,
                                "wall_s": float(m.group(1)) if m else wall, "maxrss_kb": int(m.group(2)) if m else None,
                                "command": shlex.join(cmd).replace(ROOT + "/", "").replace(WORK, "$WORK")}
                         if not res:
-                            rec["error"] = p.stderr[-2000:]
+                            rec["error"] = p.stderr_text[-2000:]
                         out.write(json.dumps(rec) + "\n"); out.flush()
                         print(json.dumps({k: rec[k] for k in ("id", "selector", "bytes", "extra", "wall_s")} |
                                          {"r": rec["result"]}), file=sys.stderr)
