@@ -137,7 +137,8 @@ def run_smpi(only):
                         except subprocess.TimeoutExpired:
                             os.killpg(p.pid, signal.SIGKILL)
                             p.communicate()
-                            rec = {"id": sid, "selector": sel, "bytes": size, "extra": extra, "error": "timeout",
+                            rec = {"id": sid, "machine": machine, "nodes": nodes, "ppn": ppn, "selector": sel, "bytes": size,
+                                   "extra": extra, "error": "timeout",
                                    "wall_s": timeout, "command": shlex.join(cmd)}
                             out.write(json.dumps(rec) + "\n"); out.flush()
                             print(json.dumps(rec), file=sys.stderr)
