@@ -41,12 +41,15 @@
  *                                       every rank of the node copying at once (tau = ppn: here every rank copies
  *                                       its own row, so the leaders' placement does not change tau)
  *   T_gather = T_scatter = N piece
- *   T_inter = net_posted(min(l, N-1), ceil((N-1)/l), ppn^2 m)            point-to-point
+ *   T_inter, with F = floor((N-1)/l) rounds in which all l leaders send and R = (N-1) mod l leaders with one
+ *   more (a last round of R streams, not l):
+ *           = net_posted(l, F, ppn^2 m) + [R > 0] (net_concurrent(R, ppn^2 m) - net_concurrent(R, 1) + g)
+ *             (F = 0: net_posted(R, 1, ppn^2 m))                               point-to-point
  *             the busiest leader's node-pair messages, all posted at once (model.h: one start-up, then the
  *             bytes), while the node's other leaders send theirs; each a contiguous run of S (no packing:
  *             [GLEX]'s b' sz ppn^2 term went with the indexed datatype)
- *           = ceil((N-1)/l) (net_concurrent(min(l, N-1), ppn^2 m) + 2 net(8))   MPI_Put: pair after pair,
- *             each waiting for its credit, flushed, then flagged
+ *           = F (net_concurrent(l, ppn^2 m) + 2 net(8)) + [R > 0] (net_concurrent(R, ppn^2 m) + 2 net(8))
+ *                                       MPI_Put: pair after pair, each waiting for its credit, flushed, flagged
  *   T_sync  = 2 sync_us                 the opening node barrier and the gather barrier / arrival flag
  *             + turns(2 + [N > 1])      their scheduler turns, and the one wait for the posted node-pair messages
  *                                       (cost.h: on an oversubscribed host only)
@@ -672,10 +675,23 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
     double piece = pc_cost_shm_copy(mm, 1, ppn, ppn * m);
     double inter = 0;
     if (N > 1) {
-        double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
-        int senders = l < N - 1 ? l : N - 1;
-        inter = cfg->put ? rounds * (pc_cost_net_concurrent(mm, senders, pair) + 2 * pc_cost_net(mm, 8))
-                         : pc_cost_net_posted(mm, senders, rounds, pair);
+        /* The N - 1 peer nodes dealt round robin to l leaders: `full` rounds in which every leader sends, then the
+         * `rest` leaders with one more pair. The last round's streams share the node's network rest ways, not l:
+         * charging it at l (ceil((N-1)/l) rounds of l streams) counted bytes no leader sends, so that on 4 nodes 2
+         * leaders came out slower than 1 (3 peer nodes: 4 pair-times instead of 3). */
+        const int full = (N - 1) / l, rest = (N - 1) % l;
+        const double pair = (double)ppn * ppn * m;
+        if (cfg->put) {
+            inter = full * (pc_cost_net_concurrent(mm, l, pair) + 2 * pc_cost_net(mm, 8));
+            if (rest) inter += pc_cost_net_concurrent(mm, rest, pair) + 2 * pc_cost_net(mm, 8);
+        } else if (full == 0) {
+            inter = pc_cost_net_posted(mm, rest, 1, pair); /* fewer peer nodes than leaders: one round */
+        } else {
+            /* posted at once: the streams of the last pair go on after the others end, with the bytes' time of
+             * rest concurrent streams and one more injection gap, their start-up hidden behind the first rounds */
+            inter = pc_cost_net_posted(mm, l, full, pair);
+            if (rest) inter += pc_cost_net_concurrent(mm, rest, pair) - pc_cost_net_concurrent(mm, rest, 1) + mm->g_us;
+        }
     }
     double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
     double store = pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m); /* a rank's row into S */
