@@ -328,6 +328,45 @@ static void test_prediction_is_the_planners(void **state)
             }
 }
 
+/* The node-aware alltoalls (leader, mpml, onmpml) run on any number of nodes: they once refused more than 1000
+ * (a fixed array the execution has since sized by the node count), which left a 4096-node alltoall of small blocks
+ * to Bruck and pap. Each must be enumerated beyond 1000 nodes, with every leader count up to the node's ranks, and
+ * its estimate must not fall as nodes are added (leaders handle ceil((N - 1) / l) node pairs: steps, not a slope). */
+static void test_node_aware_beyond_1000_nodes(void **state)
+{
+    (void)state;
+    const char *names[] = {"alltoall.leader", "alltoall.mpml", "alltoall.onmpml"};
+    const int nodes[] = {999, 1000, 1001, 1024, 100000 / 28, 4096};
+    struct pc_machine_desc d;
+    char err[200];
+    assert_int_equal(pc_machine_parse(good_machine, &d, err, sizeof err), 0);
+    struct pc_signature s;
+    assert_null(pc_signature_parse("alltoall:8", &s));
+    double last[3] = {0, 0, 0};
+    for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++) {
+        struct pc_machine_model m;
+        pc_machine_model(&d, nodes[k], 12, &m);
+        struct pc_problem p;
+        assert_int_equal(pc_signature_problem(&s, nodes[k], 12, 0, &p), PLANCOLL_SUCCESS);
+        struct pc_prediction pred[PC_MAX_CANDIDATES];
+        int n = 0, est = -1;
+        assert_int_equal(pc_predict(pc_registry_table(), &p, &m, pred, PC_MAX_CANDIDATES, &n, &est), PLANCOLL_SUCCESS);
+        for (int a = 0; a < 3; a++) {
+            double best = INFINITY;
+            int most_leaders = 0;
+            for (int i = 0; i < n; i++) {
+                if (strcmp(pc_algorithm_at(pc_registry_table(), pred[i].alg)->name, names[a]) != 0) continue;
+                best = pred[i].predicted_us < best ? pred[i].predicted_us : best;
+                most_leaders = pred[i].params.leaders > most_leaders ? pred[i].params.leaders : most_leaders;
+            }
+            if (!isfinite(best)) fail_msg("%s missing at %d nodes x 12", names[a], nodes[k]);
+            assert_int_equal(most_leaders, a == 0 ? 0 : 12);
+            assert_true(best >= last[a]);
+            last[a] = best;
+        }
+    }
+}
+
 /* The closed forms against the loops they replace (cost.h, schedule.h), on every small shape. */
 static int offnode_loop(const struct pc_problem *p, int (*partner)(int, int, int), int arg)
 {
@@ -389,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_machine_mapping), cmocka_unit_test(test_signatures),
         cmocka_unit_test(test_problems),       cmocka_unit_test(test_random_maxima),
         cmocka_unit_test(test_prediction_is_the_planners), cmocka_unit_test(test_closed_forms),
+        cmocka_unit_test(test_node_aware_beyond_1000_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,12 +142,6 @@ bool pc_na_put_fits(const struct pc_problem *p)
     return most <= (double)PC_RMA_MAX_BYTES;
 }
 
-const char *pc_na_inapplicable(const struct pc_problem *p)
-{
-    /* the overlapped loop keeps one done byte per request and node in a fixed array */
-    return p->shape.nnodes > 1000 ? "more than 1000 nodes" : NULL;
-}
-
 static inline int rank_of(const struct pc_layout *L, int node, int local) { return L->node_ranks[L->node_first[node] + local]; }
 
 /* Where R[s] starts in node d's R area, in bytes (the formula the owner used for its own r_off). */
