@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ESTIMATE's choice per signature and node count from plancoll-predict's JSON, as a Markdown table: the choice,
 its predicted time, the best predicted time of every algorithm (its best variant), and the number of candidates.
-With a second JSON (--before), a column of the earlier choice and the predicted ratio old/new.
+With a second JSON (--before), a column of the earlier choice and its predicted time under this JSON's model
+divided by this choice's ("old/new": what keeping the old choice would cost, by the new model).
 
     planner-table.py PREDICT.json [--before OLD.json]
 """
@@ -13,6 +14,7 @@ from collections import defaultdict
 def load(path):
     d = json.load(open(path))
     best = defaultdict(dict)  # (sig, nodes) -> alg -> (us, spec)
+    d["by_spec"] = {(r["signature"], r["nodes"], r["spec"]): r["predicted_us"] for r in d["results"]}
     for r in d["results"]:
         k = (r["signature"], r["nodes"])
         a = r["algorithm"]
@@ -43,7 +45,7 @@ def main():
     print(f"model: {d['model'].get('name', d['model'].get('source'))}\n")
     for sig, ls in bysig.items():
         algs = sorted({alg for l in ls for alg in best[(sig, l["nodes"])]})
-        head = ["nodes", "P", "cands", "ESTIMATE's choice", "us"] + (["before", "before/after"] if old else [])
+        head = ["nodes", "P", "cands", "ESTIMATE's choice", "us"] + (["before", "old/new"] if old else [])
         head += [x.split(".", 1)[1] for x in algs]
         print(f"### {sig}\n")
         print("| " + " | ".join(head) + " |")
@@ -53,7 +55,8 @@ def main():
             row = [str(l["nodes"]), str(l["ranks"]), str(l["candidates"]), short(l["estimate"]), f"{l['estimate_us']:.1f}"]
             if old:
                 o = old.get(k)
-                row += [short(o["estimate"]), f"{o['estimate_us'] / l['estimate_us']:.2f}"] if o else ["", ""]
+                t = d["by_spec"].get((sig, l["nodes"], o["estimate"])) if o else None
+                row += [short(o["estimate"]), f"{t / l['estimate_us']:.3f}" if t else "-"] if o else ["", ""]
             row += [f"{best[k][x][0]:.1f}" if x in best[k] else "-" for x in algs]
             print("| " + " | ".join(row) + " |")
         print()
