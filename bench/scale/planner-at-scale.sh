@@ -26,3 +26,13 @@ for m in dpml-cluster-b glex-hpc-b; do
     /usr/bin/python3 "$here/predict/plot-predict.py" "$out/$tag-$m-plot.json" -o "$out/$tag-$m.png" \
         --title "$m, $ppn ranks per node: predicted time by node count ($tag)"
 done
+# Against the "before" files (made with PLANCOLL_PREDICT pointing at main's plancoll-predict): the summary and the
+# tables with the old choice priced by this model
+if [ "$tag" != before ]; then
+    for m in dpml-cluster-b glex-hpc-b; do
+        [ -f "$out/before-$m.json" ] || continue
+        /usr/bin/python3 "$here/bench/scale/planner-summary.py" "$out/$tag-$m.json" "$out/before-$m.json" >"$out/summary-$m.md"
+        /usr/bin/python3 "$here/bench/scale/planner-table.py" "$out/$tag-$m.json" --before "$out/before-$m.json" \
+            >"$out/$tag-$m-choices.md"
+    done
+fi
