@@ -55,12 +55,30 @@ def main():
             sim = r.get("simulated_us")
             ratio = f"{sim / pred:.2f}" if sim and pred else ""
             fmt = lambda v: "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.1f}"
-            rss = r.get("max_rss_kb")
+            # a run ended by the timeout is reaped by nobody who reports it: its peak memory is not known
+            rss = r.get("max_rss_kb") if r["status"] == "ok" else None
             print(f"| {N} | {r['ranks']} | {r['impl'] if r['impl'] != 'estimate' else 'plancoll ESTIMATE'}"
                   f"{'' if r['impl'].startswith('mpi') or not r.get('spec') else ' (' + r['spec'] + ')'} | {fmt(sim)} | "
                   f"{fmt(pred)} | {ratio} | {est} | {r.get('wall_s', '')} | {'' if rss is None else f'{rss / 1024:.0f}'} |"
                   f" {r['status']} |")
         print()
+    # the simulation's own cost by P: wall seconds and peak RSS of every finished run
+    print("### The simulation's own cost\n")
+    print("| case | implementation | " + " | ".join(f"P={p}" for p in sorted({r["ranks"] for r in rows})) + " |")
+    print("|---|---|" + "---|" * len({r["ranks"] for r in rows}))
+    for (machine, case), rs in bycase.items():
+        for impl in sorted({r["impl"] for r in rs}):
+            cells = []
+            for P in sorted({r["ranks"] for r in rows}):
+                x = [r for r in rs if r["impl"] == impl and r["ranks"] == P]
+                if not x:
+                    cells.append("")
+                elif x[0]["status"] == "ok":
+                    cells.append(f"{x[0]['wall_s']:.1f} s, {x[0]['max_rss_kb'] / 1024:.0f} MiB")
+                else:
+                    cells.append(x[0]["status"] + (f" ({x[0]['wall_s']:.0f} s)" if x[0].get("wall_s") else ""))
+            print(f"| {case} | {impl} | " + " | ".join(cells) + " |")
+    print()
 
 
 if __name__ == "__main__":
