@@ -4,8 +4,9 @@ implementation's simulated time next to its prediction, and the simulation's own
 
     sim-vs-predict.py OUT/sim-MACHINE.jsonl [--predict-dir OUT]
 
-The prediction of MPI's own collective (impl mpi, mpi:ALG) is the planner's model of it: the <collective>.native
-candidate (plancoll's cost function for the MPI library's algorithm at that size); a plancoll run is matched by its
+The prediction of MPI's own collective (impl mpi) is the planner's model of it: the <collective>.native candidate
+(plancoll's cost function for the MPI library's algorithm at that size); of mpi:bruck, plancoll's <collective>.bruck
+at radix 2 (the same schedule); a plancoll run is matched by its
 spec (the plan's full PLANCOLL_ALGORITHM spec, which plancoll-predict lists). ratio = simulated / predicted.
 """
 import argparse
@@ -44,7 +45,11 @@ def main():
         for r in sorted(rs, key=lambda r: (r["nodes"], r["impl"])):
             N = r["nodes"]
             cands = [x for x in pr["results"] if x["nodes"] == N]
-            if r["impl"].startswith("mpi"):
+            if r["impl"] == "mpi:bruck":
+                # SMPI's bruck is MPICH's radix-2 Bruck: plancoll's alltoall.bruck at radix 2 is the same schedule
+                same = [x["predicted_us"] for x in cands if x["algorithm"] == f"{coll}.bruck" and "radix=2" in x["spec"]]
+                pred = min(same) if same else None
+            elif r["impl"].startswith("mpi"):
                 native = [x["predicted_us"] for x in cands if x["algorithm"] == f"{coll}.native"]
                 pred = min(native) if native else None
             else:
