@@ -18,6 +18,10 @@ packages+=(libopenmpi-dev openmpi-bin)
 packages+=(python3-mpi4py python3-numpy python3-pytest)
 # python3-matplotlib: predict/plot-predict.py's PNG plots of plancoll-predict's predictions.
 packages+=(python3-matplotlib)
+# libsimgrid-dev: SimGrid SMPI 3.32 (it ships smpicc and smpirun; Debian's package `simgrid` has no candidate in this
+# machine's sources and is not needed), plancoll's build and tests on simulated clusters (scripts/test.sh's build-smpi
+# pass, meson/smpi.ini, docs/smpi.md).
+packages+=(libsimgrid-dev)
 # clang: the wisdom parser's libFuzzer target (tests/fuzz) needs clang's -fsanitize=fuzzer; the library builds with gcc.
 packages+=(clang)
 missing=()

@@ -8,7 +8,9 @@
 #                     layer and the examples (the unit tests and the fuzzer do not depend on the MPI: run once);
 #   build-sanitize/   MPICH only: the unit tests and every MPI program at 3 ranks and at 5 ranks on 2 nodes again
 #                     under AddressSanitizer and UndefinedBehaviorSanitizer.
-# PLANCOLL_SKIP_OPENMPI=1 and PLANCOLL_SKIP_SANITIZERS=1 skip those passes. Ends with one line "N passed, N failed"
+#   build-smpi/       SimGrid SMPI (meson/smpi.ini, docs/smpi.md): the quick SMPI tests (suite smpi-quick), plancoll's
+#                     MPI programs on simulated nodes of uneven sizes.
+# PLANCOLL_SKIP_OPENMPI=1, PLANCOLL_SKIP_SANITIZERS=1 and PLANCOLL_SKIP_SMPI=1 skip those passes. Ends with one line "N passed, N failed"
 # over everything it ran. Extra arguments go to `meson test` (e.g. --suite unit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +71,13 @@ if [ "${PLANCOLL_SKIP_SANITIZERS:-0}" != "1" ]; then
   config_args=(-Dmpi=mpich -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
   run_suite build-sanitize --suite unit --suite sanitize "$@"
 fi
-echo "test wall time: $(( $(date +%s) - start )) s (MPICH $(( mpich_end - start )) s, Open MPI $(( ompi_end - mpich_end )) s, sanitizers $(( $(date +%s) - ompi_end )) s)"
+san_end=$(date +%s)
+if [ "${PLANCOLL_SKIP_SMPI:-0}" != "1" ]; then
+  # one simulation at a time (a simulation runs all its ranks in one process)
+  config_args=(--cross-file meson/smpi.ini)
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+  run_suite build-smpi --suite smpi-quick --num-processes 1 "$@"
+fi
+echo "test wall time: $(( $(date +%s) - start )) s (MPICH $(( mpich_end - start )) s, Open MPI $(( ompi_end - mpich_end )) s, sanitizers $(( san_end - ompi_end )) s, SMPI $(( $(date +%s) - san_end )) s)"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ] && [ $status -eq 0 ]

@@ -26,6 +26,7 @@
 
 #include "api/handles.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h"
 #include "shm/wait.h"
 #include "transpose/transpose.h"
 
@@ -107,10 +108,12 @@ static void *progress_main(void *arg)
             }
         pthread_mutex_unlock(&active_lock);
         /* Yield either way: the ranks may outnumber the cores, and the caller needs the mutex now and then. */
+        /* (idle named: smpicc makes nanosleep a macro, which a compound literal's comma would split) */
+        const struct timespec idle = {0, THREAD_IDLE_NS};
         if (busy)
             sched_yield();
         else
-            nanosleep(&(struct timespec){0, THREAD_IDLE_NS}, NULL);
+            nanosleep(&idle, NULL);
     }
     return NULL;
 }
@@ -149,6 +152,12 @@ int pc_progress_thread_setting(bool *wanted)
                         level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
                         : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
                                                          : "MPI_THREAD_SERIALIZED");
+#if PC_MPI_SIMULATED
+    /* SMPI's ranks are simulated actors: a thread of the host that calls MPI is none of them. */
+    return pc_error(PLANCOLL_ERR_THREAD_LEVEL,
+                    "PLANCOLL_PROGRESS_THREAD=1: no progress thread under SimGrid SMPI (a thread outside the simulated "
+                    "ranks cannot call MPI); unset the variable");
+#endif
     *wanted = true;
     return PLANCOLL_SUCCESS;
 }

@@ -96,14 +96,14 @@ static double series_spread(struct series *x)
 static int agree_max_idle(struct cal *c, bool idle, double *v, int n)
 {
     MPI_Request rq;
-    PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, c->L->comm, &rq));
+    PC_MPI_CHECK(pc_mpi_iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, c->L->comm, &rq));
     if (!idle) return pc_wait_layout(c->L, 1, &rq);
     /* The pause doubles up to 0.32 ms: every wake-up can take a core from a measuring rank for a moment, and
      * a round lasts milliseconds, so a few late tests cost less than a hundred early ones. */
     int done = 0;
     long pause_ns = 20000;
     for (;;) {
-        PC_MPI_CHECK(MPI_Test(&rq, &done, MPI_STATUS_IGNORE));
+        PC_MPI_CHECK(pc_mpi_test(&rq, &done, MPI_STATUS_IGNORE));
         if (done) return PLANCOLL_SUCCESS;
         struct timespec pause = {0, pause_ns};
         nanosleep(&pause, NULL);

@@ -10,6 +10,10 @@
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h" /* PC_MPI_SIMULATED */
+#if PC_MPI_SIMULATED
+#include <simgrid/host.h>
+#endif
 
 static struct pc_census *censuses;                    /* the world's first, then newest first */
 static MPI_Comm node_template = MPI_COMM_NULL;        /* the world census's node communicator */
@@ -205,13 +209,25 @@ int pc_census_take(struct pc_layout *L, MPI_Group group, int *index, const struc
 {
     const int P = L->size;
     *out = NULL;
-    if (finalize_keyval == MPI_KEYVAL_INVALID) {
+    /* Under SMPI, MPI_COMM_SELF's attributes are deleted when MPI no longer works (docs/smpi.md "Finalize"): the
+     * templates and censuses are left to the end of the simulation, which ends the process. */
+    if (!PC_MPI_SIMULATED && finalize_keyval == MPI_KEYVAL_INVALID) {
         PC_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, census_finalize, &finalize_keyval, NULL));
         PC_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL));
     }
     /* The one blocking collective of a survey: MPI alone knows which processes share memory. */
     MPI_Comm node;
     PC_MPI_CHECK(MPI_Comm_split_type(L->comm, MPI_COMM_TYPE_SHARED, L->rank, MPI_INFO_NULL, &node));
+#if PC_MPI_SIMULATED
+    /* SMPI 3.32's MPI_Comm_split_type ignores the key (the node's ranks come in world order): ordered by this
+     * communicator's rank here, as the node communicator of a layout must be (its ranks are the layout's node
+     * ranks, numbered in the layout's rank order). */
+    MPI_Comm ordered;
+    int split_rc = MPI_Comm_split(node, 0, L->rank, &ordered);
+    MPI_Comm_free(&node);
+    if (split_rc != MPI_SUCCESS) return pc_mpi_error(split_rc, "MPI_Comm_split (node ranks in order)");
+    node = ordered;
+#endif
     /* My node's first rank (node rank 0: the key was the rank), found without communication. */
     MPI_Group node_group;
     int zero = 0, first = MPI_UNDEFINED;
@@ -219,8 +235,15 @@ int pc_census_take(struct pc_layout *L, MPI_Group group, int *index, const struc
     MPI_Group_translate_ranks(node_group, 1, &zero, group, &first);
     MPI_Group_free(&node_group);
     int domains = 1, domain = -1;
+#if PC_MPI_SIMULATED
+    /* Under SMPI hwloc and sysconf describe the real host that runs the whole simulation, not this rank's
+     * simulated node: the cores are the platform's (a 16-rank node of 16 simulated cores is not oversubscribed),
+     * and a simulated node has one memory domain (SimGrid models no NUMA). */
+    long cores = sg_host_core_count(sg_host_self());
+#else
     pc_topology_numa(&domains, &domain);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
     uint64_t h = host_hash();
     const struct pc_emulation *emulation = pc_emulation_setting();
     /* everything else in one allgather: first rank of the node, host (64-bit hash), cores, NUMA, node emulation */

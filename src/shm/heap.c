@@ -327,9 +327,31 @@ static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block, int 
     MPI_Info_set(info, "alloc_shared_noncontig", "false");
     void *mine = NULL;
     MPI_Win win;
+#if PC_MPI_SIMULATED
+    /* SMPI 3.32 makes a node's shared window one block of node rank 0's size, and MPI_Win_shared_query gives that
+     * block's start for every rank (docs/smpi.md): node rank 0 allocates every part, each rounded to pages, and
+     * the parts' places are computed here from the sizes (the actors share one address space anyway). */
+    size_t *parts = calloc((size_t)h->node_size, sizeof *parts);
+    if (!parts) {
+        MPI_Info_free(&info);
+        return pc_error(PLANCOLL_ERR_NOMEM, "plancoll_malloc: arena of %d parts", h->node_size);
+    }
+    unsigned long long my_part = (part_bytes + HEAP_PAGE - 1) / HEAP_PAGE * HEAP_PAGE;
+    int rc = MPI_Allgather(&my_part, 1, MPI_UNSIGNED_LONG_LONG, parts, 1, MPI_UNSIGNED_LONG_LONG, h->node_comm);
+    size_t total = 0;
+    for (int j = 0; j < h->node_size; j++) total += parts[j];
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_allocate_shared(h->node_rank == 0 ? (MPI_Aint)total : 0, 1, info, h->node_comm, &mine, &win);
+#else
     int rc = MPI_Win_allocate_shared((MPI_Aint)part_bytes, 1, info, h->node_comm, &mine, &win);
+#endif
     MPI_Info_free(&info);
-    if (rc != MPI_SUCCESS) return pc_mpi_error(rc, "MPI_Win_allocate_shared (plancoll_malloc arena)");
+    if (rc != MPI_SUCCESS) {
+#if PC_MPI_SIMULATED
+        free(parts);
+#endif
+        return pc_mpi_error(rc, "MPI_Win_allocate_shared (plancoll_malloc arena)");
+    }
     int arena = 0;
     while (arena < h->narenas && arena_held(h, arena)) arena++;
     struct heap_arena *a = &h->arenas[arena];
@@ -340,6 +362,21 @@ static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block, int 
     h->spare_base = NULL;
     h->spare_size = NULL;
     int qrc = MPI_SUCCESS;
+#if PC_MPI_SIMULATED
+    {
+        MPI_Aint qsize = 0;
+        int disp = 0;
+        char *block = NULL;
+        qrc = MPI_Win_shared_query(win, 0, &qsize, &disp, &block);
+        size_t at = 0;
+        for (int j = 0; j < h->node_size; j++) {
+            a->size[j] = qrc == MPI_SUCCESS && block ? parts[j] : 0;
+            a->base[j] = a->size[j] ? block + at : NULL;
+            at += parts[j];
+        }
+        free(parts);
+    }
+#else
     for (int j = 0; j < h->node_size; j++) {
         MPI_Aint qsize = 0;
         int disp = 0;
@@ -352,6 +389,7 @@ static int heap_add_arena(struct pc_heap *h, size_t part_bytes, int *block, int 
         a->size[j] = qsize > 0 ? (size_t)qsize : 0;
         a->base[j] = a->size[j] ? qbase : NULL;
     }
+#endif
     /* Keep an epoch open for the window's lifetime, as the segments do: load/store needs no other call. */
     MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
     if (arena == h->narenas) h->narenas++; /* kept even on error: it is freed collectively with the heap */

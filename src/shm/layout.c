@@ -4,6 +4,7 @@
 
 #include "base/errors.h"
 #include "base/phase_times.h"
+#include "shm/mpi_compat.h" /* PC_MPI_SIMULATED */
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/census.h"
@@ -67,6 +68,13 @@ static int delete_layout(MPI_Comm comm, int keyval, void *value, void *extra)
     (void)comm;
     (void)keyval;
     (void)extra;
+#if PC_MPI_SIMULATED
+    /* SMPI deletes MPI_COMM_SELF's attributes, then all of MPI_COMM_WORLD's in one simulated rank, after MPI is
+     * gone (docs/smpi.md "Finalize"): freeing a layout there (communicators, windows: collective) would fail or
+     * deadlock. Such a layout is left to the end of the simulation, which ends the process; this callback touches
+     * neither it nor this rank's globals. Layouts of other communicators are freed with them, as always. */
+    if (((struct pc_layout *)value)->attached_predefined) return MPI_SUCCESS;
+#endif
     detach(value);
     pc_layout_release(value);
     return MPI_SUCCESS;
@@ -224,7 +232,7 @@ static int layout_create(MPI_Comm comm, struct pc_layout **out)
     /* plancoll's own communicator: MPI_Comm_idup, waited with the wait policy (MPI_Comm_dup blocks and spins) */
     double t = pc_phase_start();
     MPI_Request req;
-    int rc = MPI_Comm_idup(comm, &L->comm, &req);
+    int rc = pc_mpi_comm_idup(comm, &L->comm, &req);
     if (rc != MPI_SUCCESS) {
         free(L);
         return pc_mpi_error(rc, "MPI_Comm_idup");
@@ -272,7 +280,7 @@ int pc_layout_comms(struct pc_layout *L)
     /* The same branch on every rank: the template flags were computed alike everywhere (derive). */
     if (L->node_comm == MPI_COMM_NULL) {
         if (L->node_template_ok) {
-            PC_MPI_CHECK(MPI_Comm_idup(pc_census_node_template(), &L->node_comm, &req));
+            PC_MPI_CHECK(pc_mpi_comm_idup(pc_census_node_template(), &L->node_comm, &req));
             err = pc_wait_layout(L, 1, &req);
         } else {
             PC_MPI_CHECK(MPI_Comm_split(L->comm, L->node_id, L->rank, &L->node_comm));
@@ -283,7 +291,7 @@ int pc_layout_comms(struct pc_layout *L)
             MPI_Comm leaders;
             err = pc_census_leader_template(L, &leaders);
             if (!err) {
-                PC_MPI_CHECK(MPI_Comm_idup(leaders, &L->leader_comm, &req));
+                PC_MPI_CHECK(pc_mpi_comm_idup(leaders, &L->leader_comm, &req));
                 err = pc_wait_layout(L, 1, &req);
             }
         } else {
@@ -333,7 +341,8 @@ int pc_layout_get(MPI_Comm comm, struct pc_layout **out)
     pc_phase_add(PC_PHASE_LAYOUT, t0);
     if (err) return err;
     int rc = MPI_SUCCESS;
-    if (finalize_keyval == MPI_KEYVAL_INVALID) {
+    /* (not under SMPI: MPI no longer works in MPI_COMM_SELF's delete callbacks there, see delete_layout) */
+    if (!PC_MPI_SIMULATED && finalize_keyval == MPI_KEYVAL_INVALID) {
         rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, layouts_finalize, &finalize_keyval, NULL);
         if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
     }
@@ -343,6 +352,7 @@ int pc_layout_get(MPI_Comm comm, struct pc_layout **out)
         return pc_mpi_error(rc, "MPI_Comm_set_attr");
     }
     L->attached = comm;
+    L->attached_predefined = comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF;
     L->attached_prev = NULL;
     L->attached_next = attached_head;
     if (attached_head) attached_head->attached_prev = L;

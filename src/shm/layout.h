@@ -40,6 +40,7 @@ struct pc_layout {
     int refcount;             /* the attribute holds one, each plan one */
     MPI_Comm attached;        /* the user's communicator whose attribute holds it (layout.c: freed at MPI_Finalize) */
     struct pc_layout *attached_prev, *attached_next;
+    bool attached_predefined; /* attached to MPI_COMM_WORLD or MPI_COMM_SELF: deleted only at MPI_Finalize */
     MPI_Comm comm;            /* plancoll's duplicate of the user's communicator */
     int rank, size;
 

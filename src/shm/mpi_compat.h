@@ -7,6 +7,7 @@
  *   PC_HAVE_MPI_PERSISTENT_COLL   the MPI-4 persistent collectives MPI_Alltoall_init, MPI_Alltoallv_init,
  *                                 MPI_Allreduce_init
  *   PC_HAVE_MPIX_PERSISTENT_COLL  only their MPIX_ forms of mpi-ext.h (Open MPI 4.1's pcollreq extension)
+ *   PC_MPI_SIMULATED              not a feature: the MPI is SimGrid SMPI (docs/smpi.md)
  *
  * The large-count calls below take MPI_Count. Without the `_c` functions a count up to INT_MAX goes to the int
  * function; a larger one is never truncated: the call fails with MPI_ERR_COUNT. The planner refuses such problems
@@ -135,5 +136,70 @@ static inline int pc_mpi_type_combiner(MPI_Datatype type, int *combiner)
 }
 
 #endif
+
+/* MPI_Test. SMPI 3.32's leaves *flag unset for MPI_REQUEST_NULL when the status is MPI_STATUS_IGNORE (it sets it
+ * only with a status; measured, and in its source): a null request is complete here, as MPI defines. */
+static inline int pc_mpi_test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+#if PC_MPI_SIMULATED
+    if (*req == MPI_REQUEST_NULL) {
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+#endif
+    return MPI_Test(req, flag, status);
+}
+
+/* The nonblocking collectives plancoll posts with MPI_IN_PLACE. SMPI 3.32 copies the in-place data into a
+ * temporary that it frees when the call returns, while the collective may still read it (measured: heap
+ * corruption in MPI_Ialltoall at one rank): under SMPI an in-place one runs as the blocking collective (a blocked
+ * simulated rank takes no core) and the request is MPI_REQUEST_NULL (complete). Out of place is MPI's own. */
+static inline int pc_mpi_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+                                    MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    if (sbuf == MPI_IN_PLACE) {
+        *req = MPI_REQUEST_NULL;
+        return MPI_Allreduce(sbuf, rbuf, count, type, op, comm);
+    }
+#endif
+    return MPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
+}
+static inline int pc_mpi_ialltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                   MPI_Datatype rtype, MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    if (sbuf == MPI_IN_PLACE) {
+        *req = MPI_REQUEST_NULL;
+        return MPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
+    }
+#endif
+    return MPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
+}
+static inline int pc_mpi_ialltoallv(const void *sbuf, const int *scounts, const int *sdispls, MPI_Datatype stype,
+                                    void *rbuf, const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                                    MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    if (sbuf == MPI_IN_PLACE) {
+        *req = MPI_REQUEST_NULL;
+        return MPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm);
+    }
+#endif
+    return MPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
+}
+
+/* MPI_Comm_idup. SMPI 3.32 does not implement it (it aborts the simulation): there the duplicate is made by the
+ * blocking MPI_Comm_dup, which costs nothing a nonblocking one would save (a blocked simulated rank takes no
+ * core), and the request is MPI_REQUEST_NULL (complete). */
+static inline int pc_mpi_comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    *req = MPI_REQUEST_NULL;
+    return MPI_Comm_dup(comm, newcomm);
+#else
+    return MPI_Comm_idup(comm, newcomm, req);
+#endif
+}
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "base/errors.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h"
 #include "shm/mpi_error.h"
 #include "shm/wait.h"
 
@@ -17,7 +18,7 @@
  * MPI_Test works, and a single request is the common case anyway. */
 static int test_requests(int n, MPI_Request *reqs, int *done)
 {
-    if (n == 1) return MPI_Test(reqs, done, MPI_STATUS_IGNORE);
+    if (n == 1) return pc_mpi_test(reqs, done, MPI_STATUS_IGNORE);
     return MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE);
 }
 
@@ -50,14 +51,14 @@ int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs)
 int pc_allreduce_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t, MPI_Op op)
 {
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Iallreduce(in, out, n, t, op, layout->comm, &req));
+    PC_MPI_CHECK(pc_mpi_iallreduce(in, out, n, t, op, layout->comm, &req));
     return pc_wait_layout(layout, 1, &req);
 }
 
 int pc_alltoall_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t)
 {
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Ialltoall(in, n, t, out, n, t, layout->comm, &req));
+    PC_MPI_CHECK(pc_mpi_ialltoall(in, n, t, out, n, t, layout->comm, &req));
     return pc_wait_layout(layout, 1, &req);
 }
 

@@ -12,6 +12,7 @@
 
 #include "base/errors.h"
 #include "base/phase_times.h"
+#include "shm/mpi_compat.h" /* PC_MPI_SIMULATED */
 #include "shm/mpi_error.h"
 #include "shm/requests.h"
 #include "shm/nomem.h"
@@ -20,11 +21,21 @@
 
 /* ---- node-shared memory ---- */
 
+#if PC_MPI_SIMULATED
+/* Under SMPI every simulated rank lives in this one process, and smpicc makes getpid SMPI's rank number (the same
+ * in every simulation run at once): object names take the process's own pid, and each rank's counter starts at
+ * its SMPI number in the high bits, so two simulated node ranks 0 never race for one name. */
+#undef getpid
+#endif
+
 /* Node rank 0's POSIX shared memory object: "/plancoll-<pid>-<n>", created exclusively (a name left by a crashed
  * process of the same pid is skipped). Returns the mapping or MAP_FAILED; *id receives n, or -1. */
 static void *shm_create(size_t bytes, long long *id)
 {
     static long long counter;
+#if PC_MPI_SIMULATED
+    if (!counter) counter = (long long)smpi_getpid() << 32;
+#endif
     *id = -1;
     for (int attempt = 0; attempt < 8; attempt++) {
         char name[64];

@@ -1,5 +1,6 @@
 /* The wait policy (docs/design.md): spin a little, then sched_yield; yield at once when a node holds more ranks
- * than cores. PLANCOLL_WAIT=spin|yield|auto overrides. */
+ * than cores. PLANCOLL_WAIT=spin|yield|auto overrides. Under SimGrid SMPI every pause sleeps in simulated time
+ * instead (docs/smpi.md). */
 #ifndef PC_WAIT_H
 #define PC_WAIT_H
 
@@ -15,6 +16,7 @@ int pc_wait_mode_parse(const char *text);
 struct pc_waiter {
     bool yield_now; /* decided once per wait: yield from the first pause */
     int spins;
+    long slept_ns;  /* under SMPI: simulated time this wait has slept so far */
 };
 
 /* Starts a wait: oversubscribed says whether this rank's host holds more ranks than cores. */
@@ -37,5 +39,10 @@ extern void (*pc_progress_poke)(void);
 
 /* Spins before yielding in auto mode (iterations of the poll loop). */
 #define PC_WAIT_SPIN_BUDGET 2000
+
+/* Under SMPI, a pause sleeps in simulated time (wait.c): the first PC_WAIT_SIM_FIRST_NS, then a quarter of the
+ * wait so far, at most PC_WAIT_SIM_MAX_NS. */
+#define PC_WAIT_SIM_FIRST_NS 100
+#define PC_WAIT_SIM_MAX_NS 5000
 
 #endif

@@ -2,6 +2,9 @@
  * leader communicators, attribute caching and release with the communicator), NUMA maps (real or hwloc
  * synthetic: --synthetic-numa N), the sequence-numbered node barrier and flags, shared segments that grow
  * while older ones stay usable, and the memory of the current segment given back when no plan uses it. */
+#if PC_MPI_SIMULATED
+#include <simgrid/host.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +98,18 @@ static void check_layout(struct pc_layout *L, MPI_Comm comm, int expect_numa)
             TL_CHECK(L->numa_of_local[i] == d, "node rank %d on domain %d, expected %d", i, L->numa_of_local[i], d);
         }
     }
+#if PC_MPI_SIMULATED
+    /* Under SMPI the simulated hosts are the nodes, with the platform's cores (not this machine's): a node of as many
+     * ranks as cores is not oversubscribed however few cores run the simulation. */
+    long cores = sg_host_core_count(sg_host_self());
+    int host_ranks = L->node_size;
+#else
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    TL_CHECK(L->host_ranks == size, "all ranks share this host: host_ranks %d", L->host_ranks);
-    TL_CHECK(L->oversubscribed == (size > cores), "oversubscribed %d with %d ranks on %ld cores", L->oversubscribed,
-             size, cores);
+    int host_ranks = size;
+#endif
+    TL_CHECK(L->host_ranks == host_ranks, "this host's ranks: host_ranks %d, expected %d", L->host_ranks, host_ranks);
+    TL_CHECK(L->oversubscribed == (host_ranks > cores), "oversubscribed %d with %d ranks on %ld cores",
+             L->oversubscribed, host_ranks, cores);
 }
 
 /* Communicators over processes the census of the world already covers: reordered, a subset, the upper half

@@ -593,8 +593,8 @@ static int advance(const struct plancoll_plan_s *plan, struct dpml *st, int s, b
             if (err) return err;
         }
         int f0 = 1, f1 = 1;
-        PC_MPI_CHECK(MPI_Test(&sm->req[0], &f0, MPI_STATUS_IGNORE));
-        PC_MPI_CHECK(MPI_Test(&sm->req[1], &f1, MPI_STATUS_IGNORE));
+        PC_MPI_CHECK(pc_mpi_test(&sm->req[0], &f0, MPI_STATUS_IGNORE));
+        PC_MPI_CHECK(pc_mpi_test(&sm->req[1], &f1, MPI_STATUS_IGNORE));
         if (!f0 || !f1) return PLANCOLL_SUCCESS;
         const struct pc_xstep *x = &sm->steps[sm->at];
         int err = PLANCOLL_SUCCESS;
@@ -629,7 +629,7 @@ static int start_exchange(struct dpml *st, int s)
 #else
         int lo = pc_dpml_sub_lo(st->count, st->l, st->k, st->lead, s);
         int n = pc_dpml_sub_count(st->count, st->l, st->k, st->lead, s);
-        PC_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, at(st->res, st, lo), n, st->type, st->op, st->comm, &st->preq[s]));
+        PC_MPI_CHECK(pc_mpi_iallreduce(MPI_IN_PLACE, at(st->res, st, lo), n, st->type, st->op, st->comm, &st->preq[s]));
 #endif
         return PLANCOLL_SUCCESS;
     }
@@ -649,7 +649,7 @@ static int progress_exchanges(const struct plancoll_plan_s *plan, struct dpml *s
         bool done = false;
         if (st->preq) {
             int flag = 0;
-            PC_MPI_CHECK(MPI_Test(&st->preq[s], &flag, MPI_STATUS_IGNORE));
+            PC_MPI_CHECK(pc_mpi_test(&st->preq[s], &flag, MPI_STATUS_IGNORE));
             done = flag != 0;
         } else {
             int err = advance(plan, st, s, &done);

@@ -37,7 +37,7 @@ static const pc_native_init_fn init = NULL;
 
 static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    PC_MPI_CHECK(MPI_Iallreduce(mpi_sendbuf(plan, sbuf), rbuf, plan->count, plan->rtype.type,
+    PC_MPI_CHECK(pc_mpi_iallreduce(mpi_sendbuf(plan, sbuf), rbuf, plan->count, plan->rtype.type,
                                 plan->red.op, plan->comm, req));
     return PLANCOLL_SUCCESS;
 }
@@ -68,8 +68,8 @@ static int advance(struct plancoll_plan_s *plan, bool *done) { return pc_native_
 /* MPI reduces with its own op: the answer is plancoll's only where that op agrees with plancoll's (reduce.c). */
 static const char *inapplicable(const struct pc_problem *p)
 {
-    return p->mpi_op_differs ? "MPI's own op gives other results than plancoll's definition for this (op, datatype)"
-                             : NULL;
+    if (p->mpi_op_differs) return "MPI's own op gives other results than plancoll's definition for this (op, datatype)";
+    return pc_native_in_place_unfit(p);
 }
 
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)

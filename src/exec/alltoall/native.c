@@ -19,7 +19,8 @@
  * block of more than INT_MAX bytes (measured: 2^31 + 4101 bytes fails, 2^31 - 7648 works); out of place works. */
 static const char *inapplicable(const struct pc_problem *p)
 {
-    return p->in_place && p->block_bytes > INT_MAX ? "MPICH's in-place alltoall cannot hold a block over 2 GiB" : NULL;
+    if (p->in_place && p->block_bytes > INT_MAX) return "MPICH's in-place alltoall cannot hold a block over 2 GiB";
+    return pc_native_in_place_unfit(p);
 }
 
 #if PC_HAVE_PERSISTENT_COLL
@@ -37,7 +38,7 @@ static const pc_native_init_fn init = NULL;
 
 static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    PC_MPI_CHECK(MPI_Ialltoall(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcount, plan->stype.type, rbuf,
+    PC_MPI_CHECK(pc_mpi_ialltoall(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcount, plan->stype.type, rbuf,
                                plan->recvcount, plan->rtype.type, plan->comm, req));
     return PLANCOLL_SUCCESS;
 }

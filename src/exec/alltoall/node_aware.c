@@ -75,6 +75,7 @@
 #include "base/sizes.h"
 #include "shm/heap.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h"
 #include "shm/leaders.h"
 #include "shm/segment.h"
 #include "shm/wait.h"
@@ -408,7 +409,7 @@ static int poll_receive(struct na_state *st, int i, int *landed)
         if (!*landed) pc_segwin_progress(&st->w);
         return PLANCOLL_SUCCESS;
     }
-    PC_MPI_CHECK(MPI_Test(&st->reqs[i], landed, MPI_STATUS_IGNORE));
+    PC_MPI_CHECK(pc_mpi_test(&st->reqs[i], landed, MPI_STATUS_IGNORE));
     if (*landed) pc_flag_post(arrival_flag(st, st->recv_node[i]), st->seq);
     return PLANCOLL_SUCCESS;
 }
@@ -465,7 +466,7 @@ static int exchange_step(struct plancoll_plan_s *plan, struct na_state *st, bool
             int err = poll_receive(st, i, &ok);
             if (err) return err;
         } else {
-            PC_MPI_CHECK(MPI_Test(&st->reqs[i], &ok, MPI_STATUS_IGNORE)); /* a completed Put's slot is NULL */
+            PC_MPI_CHECK(pc_mpi_test(&st->reqs[i], &ok, MPI_STATUS_IGNORE)); /* a completed Put's slot is NULL */
         }
         if (!ok) continue;
         st->done[i] = 1;
@@ -500,7 +501,7 @@ static int overlapped_step(struct plancoll_plan_s *plan, struct na_state *st, vo
         if (is_recv) {
             if ((err = poll_receive(st, i, &flag))) return err;
         } else {
-            PC_MPI_CHECK(MPI_Test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
+            PC_MPI_CHECK(pc_mpi_test(&st->reqs[i], &flag, MPI_STATUS_IGNORE));
         }
         if (!flag) continue;
         st->done[i] = 1;

@@ -65,6 +65,7 @@
 #include "exec/plan.h"
 #include "planner/planner.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h"
 #include "shm/wait.h"
 #include "exec/alltoall/node_aware.h"
 #include "shm/leaders.h"
@@ -571,7 +572,7 @@ static int exchange_pass(const struct plancoll_plan_s *plan, struct agg_state *s
             for (int k = 0; k < m->pieces; k++) {
                 int piece_done = 1;
                 if (st->reqs[m->first + k] != MPI_REQUEST_NULL)
-                    PC_MPI_CHECK(MPI_Test(&st->reqs[m->first + k], &piece_done, MPI_STATUS_IGNORE));
+                    PC_MPI_CHECK(pc_mpi_test(&st->reqs[m->first + k], &piece_done, MPI_STATUS_IGNORE));
                 ok = ok && piece_done;
             }
             if (ok && i < nr) pc_flag_post(arrival_flag(st, m->node), st->seq);

@@ -23,7 +23,7 @@ static const pc_native_init_fn init = NULL;
 
 static int post(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf, MPI_Request *req)
 {
-    PC_MPI_CHECK(MPI_Ialltoallv(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcounts, plan->sdispls,
+    PC_MPI_CHECK(pc_mpi_ialltoallv(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcounts, plan->sdispls,
                                 plan->stype.type, rbuf, plan->recvcounts, plan->rdispls, plan->rtype.type, plan->comm,
                                 req));
     return PLANCOLL_SUCCESS;
@@ -52,6 +52,7 @@ const struct pc_algorithm pc_alltoallv_native = {
     .name = "alltoallv.native",
     .collective = PC_ALLTOALLV,
     .summary = "MPI's own " PC_NATIVE_FORM " MPI_Alltoallv, yield-waited",
+    .inapplicable = pc_native_in_place_unfit,
     .estimate = estimate,
     .busy = busy,
     .setup = setup,
