@@ -385,6 +385,91 @@ static void test_prediction_is_the_planners(void **state)
             }
 }
 
+/* The node-aware alltoalls (leader, mpml, onmpml) run on any number of nodes: they once refused more than 1000
+ * (a fixed array the execution has since sized by the node count), which left a 4096-node alltoall of small blocks
+ * to Bruck and pap. Each must be enumerated beyond 1000 nodes, with every leader count up to the node's ranks, and
+ * its estimate must not fall as nodes are added (leaders handle ceil((N - 1) / l) node pairs: steps, not a slope). */
+static void test_node_aware_beyond_1000_nodes(void **state)
+{
+    (void)state;
+    const char *names[] = {"alltoall.leader", "alltoall.mpml", "alltoall.onmpml"};
+    const int nodes[] = {999, 1000, 1001, 1024, 100000 / 28, 4096};
+    struct pc_machine_desc d;
+    char err[200];
+    assert_int_equal(pc_machine_parse(good_machine, &d, err, sizeof err), 0);
+    struct pc_signature s;
+    assert_null(pc_signature_parse("alltoall:8", &s));
+    double last[3] = {0, 0, 0};
+    for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++) {
+        struct pc_machine_model m;
+        pc_machine_model(&d, nodes[k], 12, &m);
+        struct pc_problem p;
+        assert_int_equal(pc_signature_problem(&s, nodes[k], 12, 0, &p), PLANCOLL_SUCCESS);
+        struct pc_prediction pred[PC_MAX_CANDIDATES];
+        int n = 0, est = -1;
+        assert_int_equal(pc_predict(pc_registry_table(), &p, &m, pred, PC_MAX_CANDIDATES, &n, &est), PLANCOLL_SUCCESS);
+        for (int a = 0; a < 3; a++) {
+            double best = INFINITY;
+            int most_leaders = 0;
+            for (int i = 0; i < n; i++) {
+                if (strcmp(pc_algorithm_at(pc_registry_table(), pred[i].alg)->name, names[a]) != 0) continue;
+                best = pred[i].predicted_us < best ? pred[i].predicted_us : best;
+                most_leaders = pred[i].params.leaders > most_leaders ? pred[i].params.leaders : most_leaders;
+            }
+            if (!isfinite(best)) fail_msg("%s missing at %d nodes x 12", names[a], nodes[k]);
+            assert_int_equal(most_leaders, a == 0 ? 0 : 12);
+            assert_true(best >= last[a]);
+            last[a] = best;
+        }
+    }
+}
+
+/* The node's link carries its N - 1 node-pair messages however many leaders share them out: with l leaders the
+ * busiest sends r = ceil((N - 1) / l), and the estimate's inter-node term is at the mean concurrency k = (N - 1) / r.
+ * In the model's LogGP closed form (no level tables: net_concurrent(k, b) = L + 2o + (k b - 1) G + (k - 1) g, so
+ * net_posted(k, r, B) = L + 2o + (k r B - 1) G + (k - 1) g + (r - 1) g, linear in k) that is
+ * L + 2o + ((N - 1) B - 1) G + ((N - 1) / r - 1) g + (r - 1) g. mpml's other terms do not depend on l, so the
+ * estimates of two leader counts differ by exactly the difference of that term. (The estimate used to charge every
+ * round at l senders, l r messages: at 18 nodes 16 leaders paid 32 messages' bytes for 17.) */
+static void test_node_aware_link_bytes(void **state)
+{
+    (void)state;
+    struct pc_machine_desc d;
+    char err[200];
+    assert_int_equal(pc_machine_parse(good_machine, &d, err, sizeof err), 0);
+    const double L = 2, o = 0.5, g = 0.5, G = 1e-3 / 10; /* good_machine: no net_gap_us, so g = o */
+    const struct pc_algorithm *mpml = NULL;
+    for (int i = 0; pc_algorithm_at(pc_registry_table(), i); i++)
+        if (!strcmp(pc_algorithm_at(pc_registry_table(), i)->name, "alltoall.mpml")) mpml = pc_algorithm_at(pc_registry_table(), i);
+    assert_non_null(mpml);
+    struct pc_signature s;
+    assert_null(pc_signature_parse("alltoall:1024", &s));
+    const int nodes[] = {2, 3, 17, 18, 50, 1025};
+    for (size_t k = 0; k < sizeof nodes / sizeof nodes[0]; k++) {
+        const int N = nodes[k], K = 12;
+        struct pc_machine_model m;
+        pc_machine_model(&d, N, K, &m);
+        m.net_ports = 0; /* the closed form: the level tables interpolate sizes geometrically */
+        struct pc_problem p;
+        assert_int_equal(pc_signature_problem(&s, N, K, 0, &p), PLANCOLL_SUCCESS);
+        const double B = (double)K * K * 1024;
+        double base = 0, base_inter = 0;
+        for (int l = 1; l <= K; l++) {
+            const double r = ceil((double)(N - 1) / l);
+            const double inter = L + 2 * o + ((N - 1) * B - 1) * G + ((N - 1) / r - 1) * g + (r - 1) * g;
+            struct pc_params params = {.leaders = l};
+            const double est = mpml->estimate(&p, &params, &m);
+            if (l == 1) {
+                base = est, base_inter = inter;
+                continue;
+            }
+            const double want = inter - base_inter, got = est - base;
+            if (fabs(got - want) > 1e-6 * (1 + fabs(inter)))
+                fail_msg("%d nodes, %d leaders: estimate - one leader's = %.6f us, want %.6f", N, l, got, want);
+        }
+    }
+}
+
 /* The closed forms against the loops they replace (cost.h, schedule.h), on every small shape. */
 static int offnode_loop(const struct pc_problem *p, int (*partner)(int, int, int), int arg)
 {
@@ -447,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_signatures),
         cmocka_unit_test(test_problems),       cmocka_unit_test(test_random_maxima),
         cmocka_unit_test(test_prediction_is_the_planners), cmocka_unit_test(test_closed_forms),
+        cmocka_unit_test(test_node_aware_beyond_1000_nodes), cmocka_unit_test(test_node_aware_link_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,6 @@ const struct pc_algorithm pc_alltoall_leader = {
     .collective = PC_ALLTOALL,
     .summary = "L-a2a: one leader per node, one message per node pair, shared-memory gather and scatter",
     .params = PC_PARAM_TRANSPORT | PC_PARAM_STORES,
-    .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,
     .busy = busy,

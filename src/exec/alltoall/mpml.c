@@ -49,7 +49,6 @@ const struct pc_algorithm pc_alltoall_mpml = {
     .collective = PC_ALLTOALL,
     .summary = "MPML/NMPML: l leaders per node (first l or NUMA-spread), node pairs dealt round robin",
     .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_TRANSPORT | PC_PARAM_STORES,
-    .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,
     .busy = busy,

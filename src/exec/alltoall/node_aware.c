@@ -41,15 +41,17 @@
  *                                       every rank of the node copying at once (tau = ppn: here every rank copies
  *                                       its own row, so the leaders' placement does not change tau)
  *   T_gather = T_scatter = N piece
- *   T_inter, with F = floor((N-1)/l) rounds in which all l leaders send and R = (N-1) mod l leaders with one
- *   more (a last round of R streams, not l):
- *           = net_posted(l, F, ppn^2 m) + [R > 0] (net_concurrent(R, ppn^2 m) - net_concurrent(R, 1) + g)
- *             (F = 0: net_posted(R, 1, ppn^2 m))                               point-to-point
- *             the busiest leader's node-pair messages, all posted at once (model.h: one start-up, then the
- *             bytes), while the node's other leaders send theirs; each a contiguous run of S (no packing:
- *             [GLEX]'s b' sz ppn^2 term went with the indexed datatype)
- *           = F (net_concurrent(l, ppn^2 m) + 2 net(8)) + [R > 0] (net_concurrent(R, ppn^2 m) + 2 net(8))
- *                                       MPI_Put: pair after pair, each waiting for its credit, flushed, flagged
+ *   r = ceil((N-1)/l): the node-pair messages of the busiest leader; the node's link carries all N - 1
+ *   T_inter = net_posted(k, r, ppn^2 m), k = (N-1)/r                       point-to-point
+ *             the busiest leader's r node-pair messages, all posted at once (model.h: one start-up, then the
+ *             bytes), while the node's other leaders send theirs: k is the mean number of the node's messages in
+ *             flight over the busiest leader's r (N - 1 in all, not l r: when l does not divide N - 1 the last
+ *             round has fewer senders), between the model's integer concurrency levels by linear interpolation;
+ *             each message a contiguous run of S (no packing: [GLEX]'s b' sz ppn^2 term went with the indexed
+ *             datatype)
+ *           = (r-1) net_concurrent(min(l, N-1), ppn^2 m) + net_concurrent(last, ppn^2 m) + 2 r net(8)   MPI_Put:
+ *             pair after pair, each waiting for its credit, flushed, then flagged; the last round's
+ *             last = N - 1 - (r-1) min(l, N-1) leaders put at once
  *   T_sync  = 2 sync_us                 the opening node barrier and the gather barrier / arrival flag
  *             + turns(2 + [N > 1])      their scheduler turns, and the one wait for the posted node-pair messages
  *                                       (cost.h: on an oversubscribed host only)
@@ -144,12 +146,6 @@ bool pc_na_put_fits(const struct pc_problem *p)
 {
     double most = (double)p->shape.max_ppn * p->shape.max_ppn * (double)p->block_bytes;
     return most <= (double)PC_RMA_MAX_BYTES;
-}
-
-const char *pc_na_inapplicable(const struct pc_problem *p)
-{
-    /* the overlapped loop keeps one done byte per request and node in a fixed array */
-    return p->shape.nnodes > 1000 ? "more than 1000 nodes" : NULL;
 }
 
 static inline int rank_of(const struct pc_layout *L, int node, int local) { return L->node_ranks[L->node_first[node] + local]; }
@@ -667,32 +663,32 @@ int pc_na_advance(struct plancoll_plan_s *plan, bool *done)
     return PLANCOLL_SUCCESS;
 }
 
+/* T_inter of the header: a node's `pairs` node-pair messages of `bytes` each, dealt round robin to l leaders. The
+ * busiest leader sends r = ceil(pairs / l) of them, but the node's link carries `pairs`, not l r: charging every
+ * round at l senders (as the estimate did) billed a node the bytes of up to l - 1 messages it never sends, up to
+ * 1.9x the link's time at 18 nodes and 16 leaders, which ranked leader counts that do not divide N - 1 behind one
+ * leader by that artefact alone. */
+static double na_inter(const struct pc_machine_model *mm, int pairs, int l, double bytes, bool put)
+{
+    const int full = l < pairs ? l : pairs;              /* senders of every round but the last */
+    const int r = (pairs + full - 1) / full, last = pairs - (r - 1) * full;
+    if (put) /* rounds one after the other, each waiting for its credit */
+        return (r - 1) * pc_cost_net_concurrent(mm, full, bytes) + pc_cost_net_concurrent(mm, last, bytes) +
+               2.0 * r * pc_cost_net(mm, 8);
+    /* posted at once: the mean concurrency over the busiest leader's r messages, between integer levels */
+    const double k = (double)pairs / r;
+    const int lo = (int)k;
+    const double t_lo = pc_cost_net_posted(mm, lo, r, bytes);
+    return k == lo ? t_lo : t_lo + (k - lo) * (pc_cost_net_posted(mm, lo + 1, r, bytes) - t_lo);
+}
+
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
 {
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     const double m = (double)p->block_bytes;
     const int l = pc_na_leaders_used(p, cfg->leaders);
     double piece = pc_cost_shm_copy(mm, 1, ppn, ppn * m);
-    double inter = 0;
-    if (N > 1) {
-        /* The N - 1 peer nodes dealt round robin to l leaders: `full` rounds in which every leader sends, then the
-         * `rest` leaders with one more pair. The last round's streams share the node's network rest ways, not l:
-         * charging it at l (ceil((N-1)/l) rounds of l streams) counted bytes no leader sends, so that on 4 nodes 2
-         * leaders came out slower than 1 (3 peer nodes: 4 pair-times instead of 3). */
-        const int full = (N - 1) / l, rest = (N - 1) % l;
-        const double pair = (double)ppn * ppn * m;
-        if (cfg->put) {
-            inter = full * (pc_cost_net_concurrent(mm, l, pair) + 2 * pc_cost_net(mm, 8));
-            if (rest) inter += pc_cost_net_concurrent(mm, rest, pair) + 2 * pc_cost_net(mm, 8);
-        } else if (full == 0) {
-            inter = pc_cost_net_posted(mm, rest, 1, pair); /* fewer peer nodes than leaders: one round */
-        } else {
-            /* posted at once: the streams of the last pair go on after the others end, with the bytes' time of
-             * rest concurrent streams and one more injection gap, their start-up hidden behind the first rounds */
-            inter = pc_cost_net_posted(mm, l, full, pair);
-            if (rest) inter += pc_cost_net_concurrent(mm, rest, pair) - pc_cost_net_concurrent(mm, rest, 1) + mm->g_us;
-        }
-    }
+    double inter = N > 1 ? na_inter(mm, N - 1, l, (double)ppn * ppn * m, cfg->put) : 0;
     double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
     double store = pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m); /* a rank's row into S */
     if (cfg->overlap) {

@@ -32,7 +32,6 @@ static inline int pc_na_setup_form(struct plancoll_plan_s *plan, enum pc_na_form
 int pc_na_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
 int pc_na_advance(struct plancoll_plan_s *plan, bool *done);
 void pc_na_teardown(struct plancoll_plan_s *plan);
-const char *pc_na_inapplicable(const struct pc_problem *p);
 /* Whether the largest node pair's message fits one MPI_Put (seg_window.h, PC_RMA_MAX_BYTES): the put transport
  * is offered only then, and refused at set-up otherwise. */
 bool pc_na_put_fits(const struct pc_problem *p);

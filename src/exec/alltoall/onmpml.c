@@ -31,7 +31,6 @@ const struct pc_algorithm pc_alltoall_onmpml = {
     .collective = PC_ALLTOALL,
     .summary = "ONMPML: multi-leader with gather, send, receive and scatter overlapped; pipeline depth",
     .params = PC_PARAM_LEADERS | PC_PARAM_PLACEMENT | PC_PARAM_SEGMENTS | PC_PARAM_TRANSPORT | PC_PARAM_STORES,
-    .inapplicable = pc_na_inapplicable,
     .variants = variants,
     .estimate = estimate,
     .busy = busy,
