@@ -69,7 +69,7 @@ static int advance(struct plancoll_plan_s *plan, bool *done) { return pc_native_
 static const char *inapplicable(const struct pc_problem *p)
 {
     if (p->mpi_op_differs) return "MPI's own op gives other results than plancoll's definition for this (op, datatype)";
-    /* SMPI 3.32's MPI_Iallreduce is wrong with user ops: there they run blocking (mpi_compat.h pc_mpi_iallreduce) */
+    /* under SMPI the reduction runs blocking (mpi_compat.h pc_mpi_iallreduce: SMPI 3.32's MPI_Iallreduce is wrong) */
     /* in place, SMPI's temporary is right for the dense types of reductions (run blocking: pc_mpi_iallreduce) */
     return p->contiguous ? NULL : pc_native_in_place_unfit(p);
 }
