@@ -9,6 +9,7 @@
 
 #include "base/sizes.h"
 #include "shm/layout.h"
+#include "shm/mpi_compat.h" /* PC_MPI_SIMULATED */
 #include "shm/wait.h"
 
 /* The bytes [*lo, *hi) that the plan's buffer on one side touches, relative to its address (sizes.h): the union of
@@ -104,9 +105,16 @@ enum { MAX_PER_BATCH = PC_AGREE_MAX_VALUES, BATCH_US = 1000 };
 
 static volatile double compute_sink;
 
-/* units iterations of a dependent floating-point chain: compute that stays in registers, as the benchmark's */
+/* units iterations of a dependent floating-point chain: compute that stays in registers, as the benchmark's.
+ * Under SMPI the compute is simulated work instead, a flop a unit at the simulated core's speed: the loop's real
+ * time is injected into the simulation only with smpi/simulate-computation (else MPI_Wtime hardly moves and
+ * compute_rate would never see 2 ms pass), and then it would carry the host's load into the simulated time. */
 static void compute_units(long units)
 {
+#if PC_MPI_SIMULATED
+    smpi_execute_flops((double)units);
+    return;
+#endif
     double acc = compute_sink;
     for (long i = 0; i < units; i++) acc = acc * 0.9999999 + 1.0;
     compute_sink = acc;

@@ -2,7 +2,16 @@
 #include "exec/steps.h"
 
 #include "shm/layout.h"
+#include "shm/mpi_compat.h" /* PC_MPI_SIMULATED */
 #include "shm/wait.h"
+
+#if PC_MPI_SIMULATED
+/* Under SMPI, set while this rank runs a blocking execute (pc_steps_execute, pc_steps_wait): a step's requests are
+ * then completed by MPI_Waitall rather than by polling MPI_Test, whose completions SMPI 3.32 leaves in the rank's
+ * activity list, slowing every later completion (docs/smpi.md). Blocking is what the wait loop would do anyway
+ * when no other plan needs progress (pc_progress_hook), and a blocked simulated rank costs no core. */
+static bool blocking_execute;
+#endif
 
 int pc_steps_advance(struct plancoll_plan_s *plan, struct pc_steps *s, pc_step_post_fn post, pc_step_finish_fn finish,
                      bool *done)
@@ -10,6 +19,10 @@ int pc_steps_advance(struct plancoll_plan_s *plan, struct pc_steps *s, pc_step_p
     *done = false;
     for (;;) {
         if (s->posted) {
+#if PC_MPI_SIMULATED
+            if (blocking_execute && !pc_progress_hook && s->nreq > 0)
+                PC_MPI_CHECK(MPI_Waitall(s->nreq, s->reqs, MPI_STATUSES_IGNORE));
+#endif
             bool complete;
             int err = pc_test_requests(s->nreq, s->reqs, &complete);
             if (err) return err;
@@ -30,7 +43,23 @@ int pc_steps_advance(struct plancoll_plan_s *plan, struct pc_steps *s, pc_step_p
 }
 
 /* Advances with advance_fn until done, pausing with the layout's wait policy in between. */
+static int wait_loop_polled(struct plancoll_plan_s *plan, int (*advance_fn)(struct plancoll_plan_s *, void *, bool *),
+                            void *arg);
 static int wait_loop(struct plancoll_plan_s *plan, int (*advance_fn)(struct plancoll_plan_s *, void *, bool *), void *arg)
+{
+#if PC_MPI_SIMULATED
+    bool outer = blocking_execute;
+    blocking_execute = true;
+    int err = wait_loop_polled(plan, advance_fn, arg);
+    blocking_execute = outer;
+    return err;
+#else
+    return wait_loop_polled(plan, advance_fn, arg);
+#endif
+}
+
+static int wait_loop_polled(struct plancoll_plan_s *plan, int (*advance_fn)(struct plancoll_plan_s *, void *, bool *),
+                            void *arg)
 {
     bool done;
     int err = advance_fn(plan, arg, &done);

@@ -154,14 +154,23 @@ static inline int pc_mpi_test(MPI_Request *req, int *flag, MPI_Status *status)
  * temporary that it frees when the call returns, while the collective may still read it (measured: heap
  * corruption in MPI_Ialltoall at one rank): under SMPI an in-place one runs as the blocking collective (a blocked
  * simulated rank takes no core) and the request is MPI_REQUEST_NULL (complete). Out of place is MPI's own. */
+/* Under SMPI every reduction runs blocking: SMPI 3.32's MPI_Iallreduce (which reduces the operands each rank
+ * receives in their arrival order) is wrong in several ways, measured with small programs where the blocking
+ * MPI_Allreduce is right: with a user op on a derived type each rank keeps its own operand; with a resized strided
+ * type it applies the op with the extent to a packed temporary (heap corruption); a non-commutative op is applied
+ * out of rank order; and a double sum rounds differently on different ranks (test_allreduce at 16 ranks). And one
+ * of no element is nothing: SMPI 3.32's MPI_Allreduce of 0 elements of a derived type divides by zero at 16
+ * ranks (SIGFPE). */
 static inline int pc_mpi_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
                                     MPI_Comm comm, MPI_Request *req)
 {
 #if PC_MPI_SIMULATED
-    if (sbuf == MPI_IN_PLACE) {
+    if (count == 0) {
         *req = MPI_REQUEST_NULL;
-        return MPI_Allreduce(sbuf, rbuf, count, type, op, comm);
+        return MPI_SUCCESS;
     }
+    *req = MPI_REQUEST_NULL;
+    return MPI_Allreduce(sbuf, rbuf, count, type, op, comm);
 #endif
     return MPI_Iallreduce(sbuf, rbuf, count, type, op, comm, req);
 }

@@ -91,10 +91,16 @@ struct run {
 };
 
 /* Runs runs[0 .. nruns) in turn, then the interleaved plans of algs; prints each run's time and variants; returns
- * tl_finish's exit code. t_start: when the program started (for the total). */
+ * tl_finish's exit code. t_start: when the program started (for the total). few_cases (-1 ends it): the program's
+ * cross-section of its table, which every run without its own subset takes instead of the whole table when
+ * PLANCOLL_TEST_FEW is set (the SMPI runner sets it: a simulation costs about a thousand times the real run); a
+ * MEASURE run then takes its first two (MEASURE executes each candidate many times). */
 static int exchange_run(const char **algs, int nalgs, const struct run *runs, int nruns,
-                        const struct interleaved_cases *ic, double t_start)
+                        const struct interleaved_cases *ic, double t_start, const int *few_cases)
 {
+    const char *few_env = getenv("PLANCOLL_TEST_FEW");
+    const bool few_mode = few_env && *few_env && strcmp(few_env, "0") != 0;
+    int few_measure[3] = {few_cases[0], few_cases[0] >= 0 ? few_cases[1] : -1, -1};
     struct comms cm;
     MPI_Comm_split(MPI_COMM_WORLD, tl_rank % 2, tl_rank, &cm.parity);
     cm.reversed = MPI_COMM_NULL;
@@ -107,10 +113,14 @@ static int exchange_run(const char **algs, int nalgs, const struct run *runs, in
         tl_force(runs[r].forced);
         if (runs[r].flags & PLANCOLL_MEASURE) plancoll_forget_wisdom();
         int nworld = NCASES, nsub = (int)(sizeof subcomm_cases / sizeof subcomm_cases[0]) * (cm.reversed != MPI_COMM_NULL ? 2 : 1);
-        if (runs[r].few) {
+        const int *few = runs[r].few ? runs[r].few
+                         : !few_mode          ? NULL
+                         : (runs[r].flags & PLANCOLL_MEASURE) ? few_measure
+                                                              : few_cases;
+        if (few) {
             nsub = 0;
-            for (nworld = 0; runs[r].few[nworld] >= 0; nworld++)
-                run_case(runs[r].label, runs[r].forced, runs[r].flags, runs[r].few[nworld], MPI_COMM_WORLD, "world");
+            for (nworld = 0; few[nworld] >= 0; nworld++)
+                run_case(runs[r].label, runs[r].forced, runs[r].flags, few[nworld], MPI_COMM_WORLD, "world");
         } else {
             run_all_cases(runs[r].label, runs[r].forced, runs[r].flags, &cm);
         }

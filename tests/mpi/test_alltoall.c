@@ -176,5 +176,8 @@ int main(int argc, char **argv)
     runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE, NULL};
 
     static const struct interleaved_cases interleaved = {{8, 14, 11, 22, 4, 17, 25}, 20, 19};
-    return exchange_run(algs, nalgs, runs, nruns, &interleaved, t_start);
+    /* PLANCOLL_TEST_FEW's cross-section: zero and odd counts, in place, doubles, a derived contiguous type, a vector,
+     * mismatched types, a positive lower bound in place */
+    static const int few_cases[] = {0, 3, 4, 8, 10, 16, 19, 22, 25, -1};
+    return exchange_run(algs, nalgs, runs, nruns, &interleaved, t_start, few_cases);
 }

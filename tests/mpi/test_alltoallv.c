@@ -303,5 +303,8 @@ int main(int argc, char **argv)
     runs[nruns++] = (struct run){"auto-measure", NULL, PLANCOLL_MEASURE, NULL};
 
     static const struct interleaved_cases interleaved = {{5, 13, 2, 17, 10, 7, 6}, 9, 8};
-    return exchange_run(algs, nalgs, runs, nruns, &interleaved, t_start);
+    /* PLANCOLL_TEST_FEW's cross-section: uniform in place, random, a vector in place, sparse, all zero in place, a hot
+     * receiver, a silent sender, mismatched types (one rank, asymmetric in place), a positive lower bound */
+    static const int few_cases[] = {2, 5, 9, 13, 16, 17, 18, 21, 23, 24, -1};
+    return exchange_run(algs, nalgs, runs, nruns, &interleaved, t_start, few_cases);
 }

@@ -8,9 +8,10 @@
 #
 # SMPI settings (docs/smpi.md): MPI_Test and MPI_Iprobe inject no simulated time (SMPI's default is 100 us,
 # growing with every failed call, which mis-times every wait: plancoll's own waits sleep in simulated time),
-# and the CPU time the ranks spend between MPI calls is injected as simulated computation at this host's speed
-# (smpi/host-speed equal to the platform's 1 Gflop/s: a simulated core runs as fast as this machine's).
-# PLANCOLL_SMPI_OPTS adds smpirun options (e.g. --cfg=smpi/simulate-computation:no).
+# and the CPU time the ranks spend between MPI calls is not simulated (smpi/simulate-computation:no, below); with
+# PLANCOLL_SMPI_COMPUTATION=yes it is injected as simulated computation at this host's speed (smpi/host-speed
+# equal to the platform's 1 Gflop/s: a simulated core runs as fast as this machine's).
+# PLANCOLL_SMPI_OPTS adds smpirun options.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 nodes=$1; shift
@@ -23,13 +24,20 @@ awk -F: '{ for (i = 0; i < $2; i++) print $1 }' "$work/hosts" >"$work/ranks"
 np=$(wc -l <"$work/ranks")
 # The algorithm tests plan with the default model (calibration under simulation is not their subject).
 export PLANCOLL_CALIBRATE=${PLANCOLL_CALIBRATE:-0}
+# The exchange programs run their cross-section of cases on every forced algorithm (exchange_runner.h):
+# PLANCOLL_TEST_FEW=0 runs the whole table.
+export PLANCOLL_TEST_FEW=${PLANCOLL_TEST_FEW-1}
+# Correctness needs no compute timing: the CPU time between MPI calls is not injected as simulated time (with it,
+# the host's own load becomes simulated time during which the peers poll, and a run is 10x longer).
+# PLANCOLL_SMPI_COMPUTATION=yes injects it (timing runs).
+compute="--cfg=smpi/simulate-computation:${PLANCOLL_SMPI_COMPUTATION:-no}"
 out="$work/out"
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
 (cd "$work" && timeout "${PLANCOLL_TEST_TIMEOUT:-300}" "${PLANCOLL_MPIEXEC:-smpirun}" \
   -platform "$work/platform.xml" -hostfile "$work/ranks" -np "$np" \
   --cfg=smpi/test:0 --cfg=smpi/iprobe:0 --cfg=smpi/grow-injected-times:no \
-  --cfg=smpi/host-speed:1Gf --cfg=smpi/display-timing:yes --cfg=smpi/tmpdir:"$work" \
+  --cfg=smpi/host-speed:1Gf $compute --cfg=smpi/display-timing:yes --cfg=smpi/tmpdir:"$work" \
   --log=xbt_cfg.thres:warning --log=smpi_config.thres:warning ${PLANCOLL_SMPI_OPTS:-} \
   "$program" "$@") >"$out" 2>&1
 rc=$?

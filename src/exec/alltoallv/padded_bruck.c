@@ -83,6 +83,7 @@ const struct pc_algorithm pc_alltoallv_padded_bruck = {
     .summary = "Bruck over blocks padded to the largest block, radix 2 or 4 (small, even blocks)",
     .params = PC_PARAM_RADIX,
     .variants = pc_bruck_variants,
+    .inapplicable = pc_vblock_inapplicable,
     .estimate = estimate,
     .busy = busy,
     .setup = setup,

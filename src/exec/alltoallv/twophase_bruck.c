@@ -226,6 +226,7 @@ const struct pc_algorithm pc_alltoallv_twophase_bruck = {
     .summary = "Bruck over blocks of their real sizes, every step's sizes computed at plan time, radix 2 or 4",
     .params = PC_PARAM_RADIX,
     .variants = pc_bruck_variants,
+    .inapplicable = pc_vblock_inapplicable,
     .estimate = estimate,
     .busy = busy,
     .setup = setup,

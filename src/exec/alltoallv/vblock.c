@@ -31,6 +31,15 @@ static int check_type(const struct plancoll_plan_s *plan, const struct pc_vside 
     return PLANCOLL_SUCCESS;
 }
 
+/* SimGrid SMPI 3.32's MPI_Pack_size answers count x max(size, extent): pc_vblock_check would fail at setup on any
+ * type with holes, after the planner chose the algorithm; under SMPI such problems are inapplicable up front. */
+const char *pc_vblock_inapplicable(const struct pc_problem *p)
+{
+    if (PC_MPI_SIMULATED && !p->contiguous)
+        return "SimGrid SMPI's MPI_Pack_size counts a non-contiguous type's holes (blocks forwarded as packed bytes)";
+    return NULL;
+}
+
 int pc_vblock_check(const struct plancoll_plan_s *plan)
 {
     if (plan->prob.contiguous) return PLANCOLL_SUCCESS;

@@ -32,6 +32,9 @@ static inline uint64_t pc_vblock_offset(const struct pc_vside *s, int j)
     return (uint64_t)((MPI_Aint)s->displs[j] * s->t->extent + s->t->true_lb);
 }
 
+/* Why a forwarding algorithm cannot take this problem here (NULL: it can): under SMPI, any type with holes. */
+const char *pc_vblock_inapplicable(const struct pc_problem *p);
+
 /* MPI_BYTE for contiguous plans, MPI_PACKED otherwise: the unit of messages carrying block images. */
 MPI_Datatype pc_vblock_unit(const struct plancoll_plan_s *plan);
 /* Setup check: packing through MPI gives exactly count * size bytes for both of the plan's types. */
