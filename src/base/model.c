@@ -11,7 +11,7 @@
 const double pc_model_sizes[PC_MODEL_NSIZES] = {8, 64, 512, 4096, 32768, 262144, 2097152};
 const char *const pc_model_figure_names[PC_FIG_COUNT] = {"net",  "o",      "g",         "shm_alpha", "shm_beta", "sync",
                                                          "taulop", "transpose", "reduce", "reduce_default",
-                                                         "turn"};
+                                                         "turn", "mpi_turn"};
 const char *const pc_model_check_names[PC_CHECK_COUNT] = {"shm_msg", "taulop", "net"};
 
 void pc_model_default(struct pc_machine_model *m)
@@ -340,8 +340,8 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
     pc_model_shape_key(shape, key, sizeof key);
     const struct pc_machine_model *m = pc_model_lookup(key);
     if (!m || !m->calibrated) return;
-    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us", m->calibration_seconds, m->sync_us,
-            m->turn_us);
+    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us (MPI %.3g us)", m->calibration_seconds,
+            m->sync_us, m->turn_us, m->mpi_turn_us);
     /* the shared-line store rounds (per MiB): which store mode the estimates of the plans that
      * write node-shared areas (hierarchical allreduces, staging alltoalls) favour */
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0)
@@ -418,6 +418,7 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
         return -1;
     /* only when measured: a model without it reads back as 0, which is what it means */
     if (m->turn_us > 0 && append(buf, len, cap, "turn %.17g\n", m->turn_us)) return -1;
+    if (m->mpi_turn_us > 0 && append(buf, len, cap, "mpi_turn %.17g\n", m->mpi_turn_us)) return -1;
     if (m->net_step_high_b > 0 &&
         append(buf, len, cap, "net_step %.17g %.17g\n", m->net_step_low_b, m->net_step_high_b))
         return -1;
@@ -622,6 +623,8 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
         ok = !read_number(&p, &m->sync_us);
     } else if (strcmp(key, "turn") == 0) {
         ok = !read_number(&p, &m->turn_us);
+    } else if (strcmp(key, "mpi_turn") == 0) {
+        ok = !read_number(&p, &m->mpi_turn_us);
     } else if (strcmp(key, "net_step") == 0) { /* "net_step LOW HIGH": bytes, 0 < LOW < HIGH */
         ok = !read_number(&p, &m->net_step_low_b) && !read_number(&p, &m->net_step_high_b) &&
              m->net_step_low_b > 0 && m->net_step_high_b > m->net_step_low_b && m->net_step_high_b <= 1e12;

@@ -36,6 +36,7 @@ enum pc_model_figure {
     PC_FIG_REDUCE,         /* reduce_us_per_b (the worst spread over the table) */
     PC_FIG_REDUCE_DEFAULT, /* reduce_default_us_per_b */
     PC_FIG_TURN,           /* turn_us */
+    PC_FIG_MPI_TURN,       /* mpi_turn_us */
     PC_FIG_COUNT
 };
 extern const char *const pc_model_figure_names[PC_FIG_COUNT];
@@ -105,6 +106,12 @@ struct pc_machine_model {
      * as a flag ring through every rank of each node, all nodes at once, less sync_us per hop; 0 when the host
      * has a core per rank (or the figure was not measured: a default model, or an older model text). */
     double turn_us;
+    /* The same wait when the rank waits for an MPI message instead of a flag (point-to-point steps, MPI's own
+     * collectives): MPI's progress engine runs only inside the waiting rank's tests, so each message waited for
+     * costs the sender's turn and the receiver's next one. Measured as an 8-byte MPI ring through every rank of
+     * each node, all nodes at once, less shm_alpha_us per hop (2-4 us more than turn_us on 3 ranks over 2 cores
+     * here). 0: not measured (turn_us stands in: pc_cost_mpi_turns). */
+    double mpi_turn_us;
 
     /* Rewriting node-shared lines that another rank of the node read last (the hierarchical allreduces' result and
      * hand-over areas, which the node's ranks copy out every execution; the staging areas of the node-aware

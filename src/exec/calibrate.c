@@ -727,6 +727,53 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     return PLANCOLL_SUCCESS;
 }
 
+/* The scheduler turn of an MPI-waited round (model.h: mpi_turn_us), on a layout where some host holds more ranks
+ * than cores: every rank of each node, all nodes at once, exchanges 8 bytes with each other rank of its node (all
+ * receives and sends posted, then one wait as the collectives wait: pc_wait_layout, tests and yields), the round
+ * of the spread-out exchanges, rounds back to back. Node rank 0 times REPS rounds; a round over the node's other
+ * ranks is the figure per peer. run() takes shm_alpha_us off once both are agreed. */
+static int measure_mpi_turn(struct cal *c, struct pc_machine_model *m)
+{
+    struct pc_layout *L = c->L;
+    say(c, "MPI scheduler turns");
+    int err = pc_barrier_wait(L);
+    if (err) return err;
+    const int ns = L->node_size, me = L->node_rank;
+    const bool timer = ns >= 2 && me == 0;
+    enum { REPS = 15, MOST = 64 };
+    const int peers = ns - 1 < MOST ? ns - 1 : MOST; /* the first MOST after this rank (a ring of them) */
+    struct series x;
+    memset(&x, 0, sizeof x);
+    bool need = true, more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    for (int round = 0; more && !err; round++) {
+        for (int r = 0; r <= REPS && peers > 0 && !err; r++) { /* r = 0: untimed warm-up */
+            double t0 = MPI_Wtime();
+            MPI_Request rq[2 * MOST];
+            for (int i = 1; i <= peers; i++) {
+                int from = global_of(L, L->node_id, (me + ns - i) % ns), to = global_of(L, L->node_id, (me + i) % ns);
+                PC_MPI_CHECK(MPI_Irecv(c->priv2 + 8 * i, 8, MPI_BYTE, from, PC_TAG_COPY + 12, L->comm, &rq[i - 1]));
+                PC_MPI_CHECK(MPI_Isend(c->priv, 8, MPI_BYTE, to, PC_TAG_COPY + 12, L->comm, &rq[peers + i - 1]));
+            }
+            err = pc_wait_layout(L, 2 * peers, rq);
+            if (timer && r > 0) series_add(&x, (MPI_Wtime() - t0) * 1e6 / peers);
+        }
+        if (err) break;
+        spread = timer ? series_spread(&x) : 0;
+        err = another_round(c, !timer, &spread, 1, round, stage_t0, &first, &need, &more);
+    }
+    if (err) return err;
+    if (timer) {
+        /* the mean, not the lower quartile of the other figures: a collective's round pays the slow turns too
+         * (the rounds here are bimodal, most a few microseconds, some a scheduler slice) */
+        double sum = 0;
+        for (int i = 0; i < x.n; i++) sum += x.v[i];
+        m->mpi_turn_us = x.n > 0 ? sum / x.n : 0;
+        m->spread[PC_FIG_MPI_TURN] = spread;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 /* Repeats a local timing (no communication: each rank on its own) until its samples are stable, MAX_ROUNDS
  * rounds of `reps` (the ~100 entries of the reduction table: one round each), 10 ms at most. Returns the median; *spread gets the spread. */
 static double local_figure(struct cal *c, void (*once)(struct cal *, int), int arg, int reps, int rounds, double *spread)
@@ -808,7 +855,7 @@ enum {
     V_NET = PC_MODEL_MAX_PORTS * PC_MODEL_NSIZES,
     V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
-    V_SCALARS = 17,
+    V_SCALARS = 18,
     V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
 };
 
@@ -835,6 +882,7 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     s[14] = m->store_small_stream_us_per_b[1];
     s[15] = m->net_step_low_b;
     s[16] = m->net_step_high_b;
+    s[17] = m->mpi_turn_us;
     double *sp = s + V_SCALARS;
     memcpy(sp, m->net_spread, sizeof m->net_spread);
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
@@ -864,6 +912,7 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     m->store_small_stream_us_per_b[1] = s[14];
     m->net_step_low_b = s[15];
     m->net_step_high_b = s[16];
+    m->mpi_turn_us = s[17];
     const double *sp = s + V_SCALARS;
     memcpy(m->net_spread, sp, sizeof m->net_spread);
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
@@ -964,6 +1013,10 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
     if (L->any_oversubscribed && meas.turn_us > 0) {
         m->turn_us = meas.turn_us > m->sync_us ? meas.turn_us - m->sync_us : 0.0;
         m->spread[PC_FIG_TURN] = meas.spread[PC_FIG_TURN];
+    }
+    if (L->any_oversubscribed && meas.mpi_turn_us > 0) { /* likewise, less the message itself */
+        m->mpi_turn_us = meas.mpi_turn_us > m->shm_alpha_us ? meas.mpi_turn_us - m->shm_alpha_us : 0.0;
+        m->spread[PC_FIG_MPI_TURN] = meas.spread[PC_FIG_MPI_TURN];
     }
     if (L->node_sizes[0] >= 2 && meas.store_normal_us_per_b > 0 && meas.store_stream_us_per_b > 0) {
         m->store_normal_us_per_b = meas.store_normal_us_per_b;
@@ -1163,6 +1216,7 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     if ((err = measure_taulop(c, &meas, taumax))) return err;
     if ((err = measure_stores(c, &meas))) return err;
     if (L->any_oversubscribed && (err = measure_turn(c, &meas))) return err; /* the same branch on every rank */
+    if (L->any_oversubscribed && (err = measure_mpi_turn(c, &meas))) return err;
     measure_local(c, &meas);
     if ((err = agree(c, &meas))) return err;
 

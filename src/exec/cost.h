@@ -180,13 +180,27 @@ static inline double pc_cost_turns(const struct pc_problem *p, const struct pc_m
     return p->shape.oversubscribed ? rounds * m->turn_us : 0.0;
 }
 
+/* The same for rounds that wait for MPI messages (point-to-point steps, spread-out exchanges): each message
+ * waited for costs its sender's turn, so a round that waits for messages from `peers` ranks pays that many
+ * (measured here at 3 ranks on 2 cores: an 8-byte exchange with both peers 9-18 us, a ring hop 4-9 us, where a
+ * flag hop is 2.6 us). The MPI turn when calibrated, else the flag's.
+ *   rounds peers mpi_turn_us when oversubscribed, else 0. */
+static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct pc_machine_model *m, double rounds,
+                                       double peers)
+{
+    if (!p->shape.oversubscribed) return 0.0;
+    const double turn = m->mpi_turn_us > 0 ? m->mpi_turn_us : m->turn_us;
+    return rounds * (peers > 1 ? peers : 1) * turn;
+}
+
 /* MPI's own collectives here progress their schedule only while the rank is inside MPI: with more ranks than
  * cores each round of the schedule waits for a scheduler turn (measured on this machine: slower than plancoll's
- * yield-waited exchanges). The rounds of MPI's schedule the estimate does not already charge as steps.
- *   pc_cost_turns(rounds). */
+ * yield-waited exchanges). The rounds of MPI's schedule the estimate does not already charge as steps, one
+ * peer each.
+ *   pc_cost_mpi_turns(rounds, 1). */
 static inline double pc_cost_native_rounds(const struct pc_problem *p, const struct pc_machine_model *m, double rounds)
 {
-    return pc_cost_turns(p, m, rounds);
+    return pc_cost_mpi_turns(p, m, rounds, 1);
 }
 
 /* The reduction of `bytes` with the problem's (op, type), the generic rate when it carries none. */

@@ -28,6 +28,7 @@
 /* The model's turn_us (cost.h: charged per dependency round on an oversubscribed host). 0 by default, so the
  * tests of the other terms read as before; the native tests and test_oversubscribed_turns set it. */
 static double hand_turn;
+static double hand_mpi_turn; /* mpi_turn_us (0: turn_us stands in for it) */
 
 static void hand_model(struct pc_machine_model *m)
 {
@@ -53,6 +54,7 @@ static void hand_model(struct pc_machine_model *m)
                 m->shm_time[n - 1][t - 1][s] = n * (0.25 + t * pc_model_sizes[s] / 8000.0);
     m->sync_us = 0.2;
     m->turn_us = hand_turn;
+    m->mpi_turn_us = hand_mpi_turn;
     m->transpose_us_per_b = 1.0 / 10000.0;
     m->reduce_default_us_per_b = 1.0 / 2000.0;
     m->reduce_us_per_b[2][3] = 1.0 / 4000.0;
@@ -826,10 +828,10 @@ static void test_oversubscribed_turns(void **state)
     EXPECT_WITH("alltoall.leader", &p, 0, 0, 6.004);                           /* 5.104 + 3 * 0.3 */
     p = a2a_nodes(3, 8, 8, 24, 8, true, true);
     EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 8.608); /* 7.708 + 3 * 0.3 */
-    /* alltoallv: spread-out posts everything and waits once; native's P - 1 rounds; aggregated's two flags and
-     * the one wait for its messages; twophase Bruck's steps */
+    /* alltoallv: spread-out posts everything and waits once, a turn per peer it hears from (4 here); native's
+     * P - 1 rounds; aggregated's two flags and the one wait for its messages; twophase Bruck's steps */
     p = a2av(5, 4, 10000);
-    EXPECT("alltoallv.spreadout", &p, 4.8); /* 4.5 + 0.3 */
+    EXPECT("alltoallv.spreadout", &p, 5.7); /* 4.5 + 4 * 0.3 */
     EXPECT("alltoallv.native", &p, 5.7);    /* 4.5 + 4 * 0.3 */
     p = a2av(8, 7, 512);
     EXPECT("alltoallv.twophase_bruck", &p, 3.0036); /* 2.1036 + 3 * 0.3 */
@@ -854,6 +856,20 @@ static void test_oversubscribed_turns(void **state)
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 6.34);   /* 5.44 + 3 * 0.3 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 1}), 10.655); /* 9.455 + 4 * 0.3 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 2}), 6.34);   /* 5.44 + 3 * 0.3 */
+    /* a calibrated MPI turn (0.5) for the rounds that wait for MPI messages; the flag rounds keep turn_us */
+    hand_mpi_turn = 0.5;
+    p = a2a(8, 512);
+    EXPECT("alltoall.pairwise", &p, 8.21); /* 4.71 + 7 * 0.5 */
+    EXPECT("alltoall.native", &p, 8.21);   /* its spread-out's 7 rounds */
+    p = a2a(8, 16);
+    EXPECT("alltoall.bruck", &p, 3.112); /* 1.612 + 3 * 0.5 */
+    p = a2av(5, 4, 10000);
+    EXPECT("alltoallv.spreadout", &p, 6.5); /* 4.5 + 4 * 0.5 */
+    p = a2av_nodes(1, 8, 8, 8, 4096, 4096, 0);
+    EXPECT("alltoallv.aggregated", &p, 9.692); /* flags only: 9.092 + 2 * 0.3 */
+    p = a2a(4, 16);
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 1.564); /* flags only: 0.964 + 2 * 0.3 */
+    hand_mpi_turn = 0;
     hand_turn = 0;
 }
 

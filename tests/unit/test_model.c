@@ -104,12 +104,14 @@ static void test_turn_round_trip(void **state)
     pc_model_default(&a);
     snprintf(a.shape, sizeof a.shape, "P=6:N=3:ppn=2-2:oversub=1");
     a.turn_us = 4.25;
+    a.mpi_turn_us = 6.5;
     a.spread[PC_FIG_TURN] = 1.5;
     a.unstable = PC_FIG_BIT(PC_FIG_TURN);
     char *buf = NULL;
     size_t len = 0, cap = 0;
     assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
     assert_non_null(strstr(buf, "\nturn 4.25\n"));
+    assert_non_null(strstr(buf, "\nmpi_turn 6.5\n"));
     assert_non_null(strstr(buf, "\nspread turn 1.5\n"));
     assert_non_null(strstr(buf, "\nunstable turn\n"));
     memset(&b, 0, sizeof b);
@@ -117,7 +119,7 @@ static void test_turn_round_trip(void **state)
     for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
         if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
     free(buf);
-    assert_true(b.turn_us == 4.25);
+    assert_true(b.turn_us == 4.25 && b.mpi_turn_us == 6.5);
     assert_true(b.spread[PC_FIG_TURN] == 1.5);
     assert_int_equal(b.unstable, PC_FIG_BIT(PC_FIG_TURN));
     assert_int_equal(pc_model_parse_line(&b, "turn -1", err, sizeof err), -1);
