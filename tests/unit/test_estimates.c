@@ -346,11 +346,20 @@ static void test_alltoallv_spreadout(void **state)
      * 3 * 0.5 + 0.75 + 4 * 4 * 6.096 = 2.25 + 97.536 */
     EXPECT("alltoallv.spreadout", &p, 99.786);
     p.max_nonzero_sends = 3;
-    p.max_send_bytes = 3000;
+    p.max_send_bytes = p.max_recv_bytes = 3000;
     p.max_offnode_bytes = 0;
     EXPECT("alltoallv.spreadout", &p, 2.25); /* nothing off-node: 3 node messages */
+    /* their receivers copy them, 2 at a time on a host of 2 cores: 3 * 0.5 + max(3000 / 2, 1000) / 4000 */
+    p.max_recv_bytes = 1000;
+    p.shape.host_cores = 2;
+    p.shape.host_ranks = 8;
+    EXPECT("alltoallv.spreadout", &p, 1.875);
+    /* ... and no faster than the busiest receiver: 3 * 0.5 + 2400 / 4000 */
+    p.max_recv_bytes = 2400;
+    EXPECT("alltoallv.spreadout", &p, 2.1);
+    p.shape.host_cores = p.shape.host_ranks = 0;
     p.max_nonzero_sends = 1;
-    p.max_send_bytes = p.max_offnode_bytes = 512;
+    p.max_send_bytes = p.max_recv_bytes = p.max_offnode_bytes = 512;
     EXPECT("alltoallv.spreadout", &p, 10.048); /* one off-node message: net_concurrent(4, 512) = 4 * 2.512 */
 }
 
