@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exec/cost.h"
 #include "exec/registry.h"
 #include "exec/reduce_stream.h"
 #include "planner/planner.h"
@@ -886,6 +887,33 @@ static void test_oversubscribed_turns(void **state)
     hand_turn = 0;
 }
 
+/* The leaders' network phase on an oversubscribed host whose other ranks wait runnable (cost.h,
+ * pc_cost_waiting_slowdown): 2 nodes of 4 ranks on one host of 2 cores. One leader per node was calibrated as a
+ * pair with a core each (share 1); in the collective each of the 8 ranks gets 2/8 of a core: 4x. Two leaders per
+ * node: calibrated 4 ranks on 2 cores (share 1/2), so 2x; every rank active (4): 1x. */
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
+static void test_waiting_slowdown(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a_nodes(2, 4, 4, 8, 4096, true, true);
+    NEAR(pc_cost_waiting_slowdown(&p, 1), 1.0); /* no census (host_cores 0): not applied */
+    p.shape.host_ranks = 8;
+    p.shape.host_cores = 2;
+    NEAR(pc_cost_waiting_slowdown(&p, 1), 4.0);
+    NEAR(pc_cost_waiting_slowdown(&p, 2), 2.0);
+    NEAR(pc_cost_waiting_slowdown(&p, 4), 1.0);
+    /* node-aware alltoall with one leader: its inter term (na_inter) times 4, the rest as without the census */
+    struct pc_problem q = p;
+    q.shape.host_cores = q.shape.host_ranks = 0;
+    const double without = estimate("alltoall.leader", &q), with = estimate("alltoall.leader", &p);
+    struct pc_machine_model m;
+    hand_model(&m);
+    const double inter = pc_cost_net_posted(&m, 1, 1, 4.0 * 4 * 4096); /* one node-pair message of ppn^2 m */
+    NEAR(with - without, 3 * inter);
+    p.shape.oversubscribed = false;
+    NEAR(pc_cost_waiting_slowdown(&p, 1), 1.0); /* a core per rank */
+}
+
 /* ---- busy time (struct pc_algorithm's busy, exec/busy.h): the caller's own CPU time of a started execution ---- */
 
 static double busy_params(const char *name, const struct pc_problem *p, struct pc_params params)
@@ -1106,7 +1134,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_hierarchical_one_node),
         cmocka_unit_test(test_allreduce_hierarchical_two_nodes),
         cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
-        cmocka_unit_test(test_oversubscribed_turns),
+        cmocka_unit_test(test_oversubscribed_turns), cmocka_unit_test(test_waiting_slowdown),
         cmocka_unit_test(test_sweep_sane),
         cmocka_unit_test(test_busy_node_aware),
         cmocka_unit_test(test_busy_aggregated),
