@@ -211,19 +211,27 @@ static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct 
  * concurrent pairs with the ranks not measuring asleep (the pairs of two nodes of the host: a share
  * min(1, cores / (active x nodes measured))). A large transfer needs its rank's progress calls throughout, so it
  * slows by the ratio of the two shares (measured here: 1.27 MiB each way between two leaders, the other rank of
- * each emulated node waiting, 2.5-3 ms; alone 1.1 ms). 1 where the host has a core per rank, where every rank is
- * active, or where the shape does not know its host (host_cores 0).
- *   max(1, min(1, cores / (active x min(2, nodes on the host))) / min(1, cores / host_ranks)). */
-static inline double pc_cost_waiting_slowdown(const struct pc_problem *p, double active)
+ * each emulated node waiting, 2.5-3 ms; alone 1.1 ms). Relative to every rank of the node active (the direct
+ * algorithms' case, whose calibrated rows already ran that crowded, and which the estimates leave unscaled), so
+ * that leaders-only and all-ranks plans compare on the same footing. 1 where the host has a core per rank, where
+ * every rank is active, or where the shape does not know its host (host_cores 0).
+ *   s(active) / s(max_ppn), s(a) = max(1, min(1, cores / (a x min(2, nodes on the host))) / min(1, cores / host_ranks)). */
+static inline double pc_cost_share_ratio(const struct pc_shape *s, double active)
 {
-    const struct pc_shape *s = &p->shape;
-    if (!s->oversubscribed || s->host_cores <= 0 || s->host_ranks <= s->host_cores || active <= 0) return 1.0;
     const double cores = s->host_cores, ranks = s->host_ranks;
     double host_nodes = s->max_ppn > 0 ? ranks / s->max_ppn : 1.0;
     if (host_nodes < 1) host_nodes = 1;
     const double measured = active * (host_nodes < 2 ? host_nodes : 2.0);
     const double calibrated_share = measured > cores ? cores / measured : 1.0, share = cores / ranks;
     return calibrated_share > share ? calibrated_share / share : 1.0;
+}
+
+static inline double pc_cost_waiting_slowdown(const struct pc_problem *p, double active)
+{
+    const struct pc_shape *s = &p->shape;
+    if (!s->oversubscribed || s->host_cores <= 0 || s->host_ranks <= s->host_cores || active <= 0) return 1.0;
+    if (active > s->max_ppn) active = s->max_ppn;
+    return pc_cost_share_ratio(s, active) / pc_cost_share_ratio(s, s->max_ppn);
 }
 
 /* MPI's own collectives here progress their schedule only while the rank is inside MPI: with more ranks than

@@ -890,7 +890,9 @@ static void test_oversubscribed_turns(void **state)
 /* The leaders' network phase on an oversubscribed host whose other ranks wait runnable (cost.h,
  * pc_cost_waiting_slowdown): 2 nodes of 4 ranks on one host of 2 cores. One leader per node was calibrated as a
  * pair with a core each (share 1); in the collective each of the 8 ranks gets 2/8 of a core: 4x. Two leaders per
- * node: calibrated 4 ranks on 2 cores (share 1/2), so 2x; every rank active (4): 1x. */
+ * node: calibrated 4 ranks on 2 cores (share 1/2), so 2x; every rank active (4): calibrated 8 ranks on 2 cores,
+ * as crowded as the collective: 1x. At 3 nodes of 2 on 2 cores every rank active is calibrated 4 on 2 (share 1/2
+ * against 1/3: 1.5), so one leader (share 1 against 1/3: 3) is 3 / 1.5 = 2x the all-ranks case. */
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
 static void test_waiting_slowdown(void **state)
 {
@@ -910,6 +912,11 @@ static void test_waiting_slowdown(void **state)
     hand_model(&m);
     const double inter = pc_cost_net_posted(&m, 1, 1, 4.0 * 4 * 4096); /* one node-pair message of ppn^2 m */
     NEAR(with - without, 3 * inter);
+    struct pc_problem r = a2a_nodes(3, 2, 2, 6, 4096, true, true);
+    r.shape.host_ranks = 6;
+    r.shape.host_cores = 2;
+    NEAR(pc_cost_waiting_slowdown(&r, 1), 2.0);
+    NEAR(pc_cost_waiting_slowdown(&r, 2), 1.0);
     p.shape.oversubscribed = false;
     NEAR(pc_cost_waiting_slowdown(&p, 1), 1.0); /* a core per rank */
 }
