@@ -718,7 +718,7 @@ double pc_na_busy(const struct pc_problem *p, const struct pc_na_config *cfg, co
                   pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m);
     if (N > 1) {
         double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
-        busy += rounds * (pc_busy_msg(mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));
+        busy += rounds * (pc_busy_msg(p, mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));
     }
     double estimate = pc_na_estimate(p, cfg, mm);
     return busy < estimate ? busy : estimate;
