@@ -642,7 +642,9 @@ static void usage(void)
 {
     fprintf(stderr, "usage: plancoll-regret [--seed N] [--count K] [--quick] [--batches B] [--budget-mib M]\n"
                     "                       [--signature-seconds S] [--json FILE] [--config NAME] [--revision TEXT]\n"
-                    "                       [--only alltoall|alltoallv|allreduce] [--list] [--draw-only]\n");
+                    "                       [--only alltoall|alltoallv|allreduce] [--list] [--draw-only] [--index I]\n"
+                    "  --index I  only signature I of the draw (as numbered in a run of the same seed and P), to look\n"
+                    "             into one result again (with PLANCOLL_VERBOSE=1: every candidate's estimate and time)\n");
 }
 
 int main(int argc, char **argv)
@@ -650,7 +652,7 @@ int main(int argc, char **argv)
     const char *json = NULL, *config = "unnamed", *only = NULL, *revision = "unknown";
     bool quick = false, list = false, draw_only = false, seed_given = false, batches_given = false, seconds_given = false;
     unsigned long long seed = 0;
-    int count = 30;
+    int count = 30, index_only = -1;
     double budget_mib = 512;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -676,6 +678,8 @@ int main(int argc, char **argv)
             seed_given = true;
             i++;
         } else if (strcmp(a, "--count") == 0 && (count = (int)strtol(v, &end, 10), *v && !*end && count > 0)) {
+            i++;
+        } else if (strcmp(a, "--index") == 0 && (index_only = (int)strtol(v, &end, 10), *v && !*end && index_only >= 0)) {
             i++;
         } else if (strcmp(a, "--batches") == 0 && (batches = (int)strtol(v, &end, 10), *v && !*end)) {
             if (batches < 6 || batches > MAX_BATCHES) {
@@ -720,8 +724,8 @@ int main(int argc, char **argv)
     if (list) {
         while (ncalls < 30 && list_signature(&calls[ncalls], ncalls, only, matrix)) call_build(&calls[ncalls++], matrix);
     } else {
-        for (; ncalls < count; ncalls++) {
-            draw_signature(&calls[ncalls], seed, ncalls, only, budget, matrix);
+        for (; ncalls < (index_only >= 0 ? 1 : count); ncalls++) {
+            draw_signature(&calls[ncalls], seed, index_only >= 0 ? index_only : ncalls, only, budget, matrix);
             call_build(&calls[ncalls], matrix);
         }
     }
@@ -780,14 +784,14 @@ int main(int argc, char **argv)
         if (rank == 0) {
             struct result *r = &res[i];
             if (r->error[0]) {
-                printf("%3d %-78s FAILED: %s\n", i, r->signature, r->error);
+                printf("%3d %-78s FAILED: %s\n", index_only >= 0 ? index_only : i, r->signature, r->error);
             } else {
                 char e[40], m[40];
                 snprintf(e, sizeof e, "%6.1f%% [%5.1f,%6.1f] %c%c", 100 * r->estimate.regret, 100 * r->estimate.lo,
                          100 * r->estimate.hi, r->estimate.strict ? 'S' : '-', r->estimate.noise ? 'N' : '-');
                 snprintf(m, sizeof m, "%6.1f%% [%5.1f,%6.1f] %c%c", 100 * r->measure.regret, 100 * r->measure.lo,
                          100 * r->measure.hi, r->measure.strict ? 'S' : '-', r->measure.noise ? 'N' : '-');
-                printf("%3d %-78s %-40s %10.2f %-27s %-27s %7.1f\n", i, r->signature, r->best, r->best_us, e, m, r->seconds);
+                printf("%3d %-78s %-40s %10.2f %-27s %-27s %7.1f\n", index_only >= 0 ? index_only : i, r->signature, r->best, r->best_us, e, m, r->seconds);
                 printf("    ESTIMATE %s, MEASURE %s\n", r->estimate.spec, r->measure.spec);
             }
             fflush(stdout);

@@ -11,7 +11,7 @@
 const double pc_model_sizes[PC_MODEL_NSIZES] = {8, 64, 512, 4096, 32768, 262144, 2097152};
 const char *const pc_model_figure_names[PC_FIG_COUNT] = {"net",  "o",      "g",         "shm_alpha", "shm_beta", "sync",
                                                          "taulop", "transpose", "reduce", "reduce_default",
-                                                         "turn"};
+                                                         "turn", "mpi_turn"};
 const char *const pc_model_check_names[PC_CHECK_COUNT] = {"shm_msg", "taulop", "net"};
 
 void pc_model_default(struct pc_machine_model *m)
@@ -83,15 +83,46 @@ double pc_model_interp(const double table[PC_MODEL_NSIZES], double bytes)
     return exp(log(y0) + f * (log(y1) - log(y0)));
 }
 
-/* Table row at concurrency level `level` (1-based): measured, or extrapolated from the last two rows. */
-static double level_interp(const double rows[][PC_MODEL_NSIZES], int measured, int level, double bytes)
+double pc_model_interp_net(const struct pc_machine_model *m, const double row[PC_MODEL_NSIZES], double bytes,
+                           double msg_bytes)
+{
+    const double *x = pc_model_sizes;
+    const int last = PC_MODEL_NSIZES - 1;
+    const double low = m->net_step_low_b, high = m->net_step_high_b;
+    if (!(low > 0 && high > low)) return pc_model_interp(row, bytes);
+    const double at = 0.5 * (low + high);
+    int s = 0;
+    while (s + 1 < last && x[s + 1] < at) s++;
+    /* the switch inside sampled interval s, with a sample above it to give the large messages' per-byte slope */
+    if (!(x[s] < at && at < x[s + 1]) || s + 2 > last || row[s] <= 0 || row[s + 1] <= 0 || row[s + 2] <= 0)
+        return pc_model_interp(row, bytes);
+    double slope_up = (row[s + 2] - row[s + 1]) / (x[s + 2] - x[s + 1]);
+    if (slope_up < 0) slope_up = 0;
+    /* the large regime extended down to x[s], and the start-up it adds there */
+    const double jump = row[s + 1] - (x[s + 1] - x[s]) * slope_up - row[s];
+    if (jump <= 0) return pc_model_interp(row, bytes);
+    if (bytes <= x[s]) return pc_model_interp(row, bytes); /* only the small regime was sampled there */
+    double upper = bytes >= x[s + 1] ? pc_model_interp(row, bytes) : row[s + 1] - (x[s + 1] - bytes) * slope_up;
+    return msg_bytes >= at ? upper : upper - jump;
+}
+
+/* Table row at concurrency level `level` (1-based): measured, or extrapolated from the last two rows. With net, the
+ * rows are its net_time, read in the protocol regime of msg_bytes (pc_model_interp_net). */
+static double row_at(const struct pc_machine_model *net, const double row[PC_MODEL_NSIZES], double bytes,
+                     double msg_bytes)
+{
+    return net ? pc_model_interp_net(net, row, bytes, msg_bytes) : pc_model_interp(row, bytes);
+}
+
+static double level_interp(const double rows[][PC_MODEL_NSIZES], int measured, int level, double bytes,
+                           const struct pc_machine_model *net, double msg_bytes)
 {
     if (measured < 1) return 0;
     if (level < 1) level = 1;
-    if (level <= measured) return pc_model_interp(rows[level - 1], bytes);
-    double last = pc_model_interp(rows[measured - 1], bytes);
+    if (level <= measured) return row_at(net, rows[level - 1], bytes, msg_bytes);
+    double last = row_at(net, rows[measured - 1], bytes, msg_bytes);
     if (measured < 2) return last * level / measured;
-    double prev = pc_model_interp(rows[measured - 2], bytes);
+    double prev = row_at(net, rows[measured - 2], bytes, msg_bytes);
     double step = last - prev;
     if (step < 0) step = 0;
     return last + step * (level - measured);
@@ -99,21 +130,27 @@ static double level_interp(const double rows[][PC_MODEL_NSIZES], int measured, i
 
 double pc_cost_net(const struct pc_machine_model *m, double bytes)
 {
-    if (m->net_ports >= 1) return pc_model_interp(m->net_time[0], bytes);
+    if (m->net_ports >= 1) return pc_model_interp_net(m, m->net_time[0], bytes, bytes);
     return m->L_us + 2 * m->o_us + (bytes > 1 ? bytes - 1 : 0) * m->G_us_per_b;
+}
+
+/* k concurrent messages of `bytes` in the regime of msg_bytes */
+static double net_concurrent_as(const struct pc_machine_model *m, int k, double bytes, double msg_bytes)
+{
+    if (m->net_ports >= 1) return level_interp(m->net_time, m->net_ports, k <= 1 ? 1 : k, bytes, m, msg_bytes);
+    double one = m->L_us + 2 * m->o_us + (bytes > 1 ? bytes - 1 : 0) * m->G_us_per_b;
+    return k <= 1 ? one : one + (k - 1) * (m->g_us + bytes * m->G_us_per_b);
 }
 
 double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double bytes)
 {
-    if (k <= 1) return pc_cost_net(m, bytes);
-    if (m->net_ports >= 1) return level_interp(m->net_time, m->net_ports, k, bytes);
-    return pc_cost_net(m, bytes) + (k - 1) * (m->g_us + bytes * m->G_us_per_b);
+    return net_concurrent_as(m, k, bytes, bytes);
 }
 
 double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count, double bytes)
 {
     if (count <= 0) return 0.0;
-    return pc_cost_net_concurrent(m, k, count * bytes) + (count - 1) * m->g_us;
+    return net_concurrent_as(m, k, count * bytes, bytes) + (count - 1) * m->g_us;
 }
 
 const double pc_store_sizes[PC_STORE_SIZES] = {256, 16384, 1048576};
@@ -155,7 +192,7 @@ double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double
     if (bytes <= 0) return 0;
     if (n < 1) n = 1;
     if (n > 2) return pc_cost_shm_copy(m, 2, tau, bytes) + (n - 2) * pc_cost_shm_copy(m, 1, tau, bytes);
-    return level_interp(m->shm_time[n - 1], m->shm_taus, tau, bytes);
+    return level_interp(m->shm_time[n - 1], m->shm_taus, tau, bytes, NULL, 0);
 }
 
 double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes)
@@ -303,8 +340,8 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
     pc_model_shape_key(shape, key, sizeof key);
     const struct pc_machine_model *m = pc_model_lookup(key);
     if (!m || !m->calibrated) return;
-    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us", m->calibration_seconds, m->sync_us,
-            m->turn_us);
+    fprintf(out, "  model       calibrated in %.3f s, sync %.3g us, turn %.3g us (MPI %.3g us)", m->calibration_seconds,
+            m->sync_us, m->turn_us, m->mpi_turn_us);
     /* the shared-line store rounds (per MiB): which store mode the estimates of the plans that
      * write node-shared areas (hierarchical allreduces, staging alltoalls) favour */
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0)
@@ -314,6 +351,8 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
         fprintf(out, " (at 256 B: %.3g and %.3g, at 16 KiB: %.3g and %.3g)", m->store_small_normal_us_per_b[0] * 1048576.0,
                 m->store_small_stream_us_per_b[0] * 1048576.0, m->store_small_normal_us_per_b[1] * 1048576.0,
                 m->store_small_stream_us_per_b[1] * 1048576.0);
+    if (m->net_step_high_b > 0)
+        fprintf(out, ", network protocol switch between %.0f and %.0f B", m->net_step_low_b, m->net_step_high_b);
     const char *word[2] = {"unstable", "clamped"};
     unsigned bits[2] = {m->unstable, m->clamped};
     for (int w = 0; w < 2; w++) {
@@ -379,6 +418,10 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
         return -1;
     /* only when measured: a model without it reads back as 0, which is what it means */
     if (m->turn_us > 0 && append(buf, len, cap, "turn %.17g\n", m->turn_us)) return -1;
+    if (m->mpi_turn_us > 0 && append(buf, len, cap, "mpi_turn %.17g\n", m->mpi_turn_us)) return -1;
+    if (m->net_step_high_b > 0 &&
+        append(buf, len, cap, "net_step %.17g %.17g\n", m->net_step_low_b, m->net_step_high_b))
+        return -1;
     /* likewise (older texts lack the line and read back as not measured) */
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0 &&
         append(buf, len, cap, "stores %.17g %.17g\n", m->store_normal_us_per_b, m->store_stream_us_per_b))
@@ -580,6 +623,11 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
         ok = !read_number(&p, &m->sync_us);
     } else if (strcmp(key, "turn") == 0) {
         ok = !read_number(&p, &m->turn_us);
+    } else if (strcmp(key, "mpi_turn") == 0) {
+        ok = !read_number(&p, &m->mpi_turn_us);
+    } else if (strcmp(key, "net_step") == 0) { /* "net_step LOW HIGH": bytes, 0 < LOW < HIGH */
+        ok = !read_number(&p, &m->net_step_low_b) && !read_number(&p, &m->net_step_high_b) &&
+             m->net_step_low_b > 0 && m->net_step_high_b > m->net_step_low_b && m->net_step_high_b <= 1e12;
     } else if (strcmp(key, "stores") == 0) { /* "stores NORMAL STREAM", both per byte and > 0 */
         ok = !read_number(&p, &m->store_normal_us_per_b) && !read_number(&p, &m->store_stream_us_per_b) &&
              m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0;

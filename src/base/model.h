@@ -36,6 +36,7 @@ enum pc_model_figure {
     PC_FIG_REDUCE,         /* reduce_us_per_b (the worst spread over the table) */
     PC_FIG_REDUCE_DEFAULT, /* reduce_default_us_per_b */
     PC_FIG_TURN,           /* turn_us */
+    PC_FIG_MPI_TURN,       /* mpi_turn_us */
     PC_FIG_COUNT
 };
 extern const char *const pc_model_figure_names[PC_FIG_COUNT];
@@ -80,6 +81,14 @@ struct pc_machine_model {
      * message of pc_model_sizes[s] bytes (k = 1 is the ping-pong one-way time). Zero: not measured. */
     double net_time[PC_MODEL_MAX_PORTS][PC_MODEL_NSIZES];
     int net_ports; /* how many k levels were measured */
+    /* The network's protocol switch: MPI sends a message of net_step_high_b bytes or more with a handshake first
+     * (eager to rendezvous), one of net_step_low_b or fewer without; a message in between is taken to switch at
+     * the midpoint. The switch adds a start-up that a smooth curve through the sampled sizes spreads over the
+     * whole interval around it (here: 12 us at 6 KiB, 80-90 us from 8 KiB on, sampled at 4 and 32 KiB), so
+     * calibration locates it by bisection where the samples show a jump, and the net costs interpolate each side
+     * of it on its own regime (pc_cost_net). Both 0: no switch found (or not measured: a default model, or an
+     * older model text). */
+    double net_step_low_b, net_step_high_b;
 
     /* MPI point-to-point inside a node (the flat algorithms' local messages): start-up and per byte. */
     double shm_alpha_us, shm_beta_us_per_b;
@@ -97,6 +106,12 @@ struct pc_machine_model {
      * as a flag ring through every rank of each node, all nodes at once, less sync_us per hop; 0 when the host
      * has a core per rank (or the figure was not measured: a default model, or an older model text). */
     double turn_us;
+    /* The same wait when the rank waits for an MPI message instead of a flag (point-to-point steps, MPI's own
+     * collectives): MPI's progress engine runs only inside the waiting rank's tests, so each message waited for
+     * costs the sender's turn and the receiver's next one. Measured as an 8-byte MPI ring through every rank of
+     * each node, all nodes at once, less shm_alpha_us per hop (2-4 us more than turn_us on 3 ranks over 2 cores
+     * here). 0: not measured (turn_us stands in: pc_cost_mpi_turns). */
+    double mpi_turn_us;
 
     /* Rewriting node-shared lines that another rank of the node read last (the hierarchical allreduces' result and
      * hand-over areas, which the node's ranks copy out every execution; the staging areas of the node-aware
@@ -184,11 +199,17 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape);
 double pc_cost_net(const struct pc_machine_model *m, double bytes);
 /* k concurrent inter-node messages of `bytes` each between the same two nodes: the multi-port zones. */
 double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double bytes);
+/* A net_time row at `bytes` in the protocol regime of a message of msg_bytes (net_step_*: the regime of the
+ * side of the switch msg_bytes lies on, extended over the switch when bytes lies on the other side; without a
+ * switch, pc_model_interp). */
+double pc_model_interp_net(const struct pc_machine_model *m, const double row[PC_MODEL_NSIZES], double bytes,
+                           double msg_bytes);
 /* `count` messages of `bytes` each, posted at once by each of k concurrent senders of a node to peers on other
  * nodes (every send and receive posted before any wait, as pap's and the spread-out exchanges' point-to-point
  * part): LogGP's burst, in which the start-up of the messages after the first overlaps with the bytes ahead of
  * them. The k streams move count * bytes each, and every message after the first adds its injection gap:
- *   net_concurrent(k, count bytes) + (count - 1) g.
+ *   net_concurrent(k, count bytes) + (count - 1) g,
+ * the first term in the protocol regime of one message of `bytes` (count eager messages pay no handshake).
  * Charging count whole net_concurrent(k, bytes) instead pays the start-up (at large sizes the rendezvous
  * handshake, hundreds of microseconds on the emulated TCP network) once per message, as a chain of dependent
  * messages would. */

@@ -17,19 +17,30 @@
 /* The caller's overhead of `calls` calls that post, complete or advance something: calls o. */
 static inline double pc_busy_calls(const struct pc_machine_model *m, double calls) { return calls * m->o_us; }
 
-/* One message of a step (posted and completed: 2 o) in which k ranks of a node send off-node at once (k = 0: a
- * node message, whose shared-memory copy the caller's MPI calls make: + shm_beta bytes). */
-static inline double pc_busy_msg(const struct pc_machine_model *m, int k, double bytes)
+/* Whether the communicator's network runs on its hosts' CPUs: the most crowded host holds more than one node's
+ * ranks (nodes emulated on one host, their network the kernel's loopback), so a network message's bytes are
+ * copied by the kernel in its sender's and its receiver's calls, CPU work that the host's other ranks wait for
+ * like any copy. Elsewhere the network is taken to move bytes by itself. */
+static inline bool pc_busy_network_on_host(const struct pc_problem *p)
 {
-    return pc_busy_calls(m, 2) + (k > 0 ? 0.0 : m->shm_beta_us_per_b * bytes);
+    return p->shape.nnodes > 1 && p->shape.max_ppn > 0 && p->shape.host_ranks > p->shape.max_ppn;
+}
+
+/* One message of a step (posted and completed: 2 o) in which k ranks of a node send off-node at once (k = 0: a
+ * node message, whose shared-memory copy the caller's MPI calls make: + shm_beta bytes; k > 0 on a network that
+ * runs on the host: + G bytes, the network's per-byte time, as its kernel copies keep the rank's core busy). */
+static inline double pc_busy_msg(const struct pc_problem *p, const struct pc_machine_model *m, int k, double bytes)
+{
+    if (k <= 0) return pc_busy_calls(m, 2) + m->shm_beta_us_per_b * bytes;
+    return pc_busy_calls(m, 2) + (pc_busy_network_on_host(p) ? m->G_us_per_b * bytes : 0.0);
 }
 
 /* pc_cost_direct's exchange, as busy time: (ppn - 1) node messages and (P - ppn) network ones. */
 static inline double pc_busy_direct(const struct pc_problem *p, const struct pc_machine_model *m, double bytes)
 {
     const int P = p->shape.nranks, local = p->shape.max_ppn - 1, remote = P - p->shape.min_ppn;
-    double t = local > 0 ? local * pc_busy_msg(m, 0, bytes) : 0.0;
-    if (p->shape.nnodes > 1 && remote > 0) t += remote * pc_busy_msg(m, 1, bytes);
+    double t = local > 0 ? local * pc_busy_msg(p, m, 0, bytes) : 0.0;
+    if (p->shape.nnodes > 1 && remote > 0) t += remote * pc_busy_msg(p, m, 1, bytes);
     return t;
 }
 
@@ -40,7 +51,7 @@ static inline double pc_busy_direct_v(const struct pc_problem *p, const struct p
     if (p->shape.nranks <= 1) return pc_cost_shm_copy(m, 1, 1, (double)p->max_send_bytes);
     if (msgs <= 0) return 0.0;
     const struct pc_direct_v_split d = pc_cost_direct_v_split(p, msgs);
-    return (d.local > 0 ? d.local * pc_busy_msg(m, 0, d.local_bytes / d.local) : 0.0) + d.remote * pc_busy_msg(m, 1, 0);
+    return (d.local > 0 ? d.local * pc_busy_msg(p, m, 0, d.local_bytes / d.local) : 0.0) + (d.remote > 0 ? d.remote * pc_busy_msg(p, m, 1, d.remote_bytes / d.remote) : 0.0);
 }
 
 /* pc_bruck_steps_cost's steps as busy time: per step its message, packing and unpacking (2 transpose of the
@@ -55,7 +66,7 @@ static inline double pc_busy_bruck_steps(const struct pc_problem *p, int radix, 
     for (int s = 0; s < n && s < 64; s++) {
         int k = pc_bruck_moves_count(P, radix, &steps[s]);
         int offnode = pc_cost_offnode_shift(p, (long)steps[s].digit * steps[s].weight);
-        t += pc_busy_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) + pc_busy_calls(mm, 1);
+        t += pc_busy_msg(p, mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) + pc_busy_calls(mm, 1);
     }
     return t;
 }
@@ -73,13 +84,13 @@ static inline double pc_busy_allreduce_over(const struct pc_problem *p, int P, d
     while (pof2 * 2 <= P) pof2 *= 2;
     double t = 0;
     if (pof2 != P) /* the fold's partners are neighbours 2i, 2i + 1: node messages when ranks are placed by node */
-        t += 2 * (pc_busy_msg(m, between_nodes || (p->shape.nnodes > 1 && !p->shape.ranks_by_node), n) +
+        t += 2 * (pc_busy_msg(p, m, between_nodes || (p->shape.nnodes > 1 && !p->shape.ranks_by_node), n) +
                   pc_busy_calls(m, 1)) +
              pc_cost_reduce_of(p, m, n);
     for (int mask = halving ? pof2 / 2 : 1; halving ? mask >= 1 : mask < pof2; mask = halving ? mask / 2 : mask * 2) {
         double bytes = halving ? n * mask / pof2 : n;
         int k = between_nodes ? 1 : pc_cost_offnode_xor(p, mask);
-        t += (halving ? 2 : 1) * (pc_busy_msg(m, k, bytes) + pc_busy_calls(m, 1)) + pc_cost_reduce_of(p, m, bytes);
+        t += (halving ? 2 : 1) * (pc_busy_msg(p, m, k, bytes) + pc_busy_calls(m, 1)) + pc_cost_reduce_of(p, m, bytes);
     }
     return t;
 }

@@ -275,8 +275,60 @@ static int exchange(struct cal *c, int peer, int bytes, int reps, int warm, stru
     return PLANCOLL_SUCCESS;
 }
 
+/* The network's protocol switch (model.h: net_step_low_b/high_b), by the pair that measured the single-pair row:
+ * where that row jumps between two sampled sizes (the large messages' regime, extended down to the smaller size
+ * with its own per-byte slope, costs more than twice the smaller size's time there: a start-up appeared in
+ * between), ping-pongs at sizes between them, halving the interval geometrically, each classed by the regime
+ * whose prediction it is nearer. The lead decides and sends each size to its peer first (0 ends), so both run
+ * the same sizes. Sets *low and *high on the lead (0 when no jump), leaves them 0 on the peer. */
+static int locate_protocol_step(struct cal *c, int peer, bool lead, const double row[PC_MODEL_NSIZES], double *low,
+                                double *high)
+{
+    enum { HALVINGS = 7 };
+    const double *x = pc_model_sizes;
+    const int last = PC_MODEL_NSIZES - 1;
+    int at = -1;
+    double slope_up = 0, slope_low = 0;
+    for (int s = 0; lead && s + 2 <= last && at < 0; s++) {
+        if (row[s] <= 0 || row[s + 1] <= 0 || row[s + 2] <= 0) continue;
+        double up = (row[s + 2] - row[s + 1]) / (x[s + 2] - x[s + 1]);
+        if (up < 0) up = 0;
+        if (row[s + 1] - (x[s + 1] - x[s]) * up > 2 * row[s]) {
+            at = s;
+            slope_up = up;
+            slope_low = s > 0 && row[s] > row[s - 1] ? (row[s] - row[s - 1]) / (x[s] - x[s - 1]) : 0;
+        }
+    }
+    double lo = at >= 0 ? x[at] : 0, hi = at >= 0 ? x[at + 1] : 0;
+    for (int i = 0;; i++) {
+        int64_t size = 0;
+        if (lead && at >= 0 && i < HALVINGS) size = (int64_t)sqrt(lo * hi);
+        MPI_Request rq;
+        if (lead)
+            PC_MPI_CHECK(MPI_Isend(&size, 1, MPI_INT64_T, peer, PC_TAG_COPY + 11, c->L->comm, &rq));
+        else
+            PC_MPI_CHECK(MPI_Irecv(&size, 1, MPI_INT64_T, peer, PC_TAG_COPY + 11, c->L->comm, &rq));
+        int err = wait_running(c, 1, &rq);
+        if (err) return err;
+        if (size <= 0) break;
+        struct series t;
+        memset(&t, 0, sizeof t);
+        if ((err = pingpong(c, peer, (int)size, reps_for((double)size), 1, lead, &t))) return err;
+        if (!lead) continue;
+        double got = series_figure(&t);
+        double small = row[at] + (size - x[at]) * slope_low, large = row[at + 1] - (x[at + 1] - size) * slope_up;
+        if (got > 0.5 * (small + large))
+            hi = (double)size;
+        else
+            lo = (double)size;
+    }
+    *low = lead ? lo : 0;
+    *high = lead ? hi : 0;
+    return PLANCOLL_SUCCESS;
+}
+
 /* k concurrent pairs (local rank i < k of node 0 with local rank i of node 1), every table size, each size
- * repeated in rounds until stable. */
+ * repeated in rounds until stable; with the single pair, the protocol switch (locate_protocol_step). */
 static int measure_network(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -310,13 +362,15 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
             for (int s = 0; s < PC_MODEL_NSIZES; s++) spread[s] = mine ? series_spread(&x[s]) : 0;
             if ((err = another_round(c, !mine, spread, PC_MODEL_NSIZES, round, stage_t0, &first, need, &more))) break;
         }
-        c->run_spin = false;
-        unpin_cpu(pinned, &saved);
-        if (err) return err;
-        for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
+        for (int s = 0; s < PC_MODEL_NSIZES && mine && !err; s++) {
             m->net_time[k - 1][s] = series_figure(&x[s]);
             m->net_spread[k - 1][s] = spread[s];
         }
+        if (!err && k == 1 && mine)
+            err = locate_protocol_step(c, peer, L->node_id == 0, m->net_time[0], &m->net_step_low_b, &m->net_step_high_b);
+        c->run_spin = false;
+        unpin_cpu(pinned, &saved);
+        if (err) return err;
     }
     /* Overhead and gap: local rank 0 of node 0 sends a burst of small messages to node 1, which acknowledges;
      * the burst is repeated and the lower quartile taken. The pair holds a CPU each, as the single pair above. */
@@ -673,6 +727,53 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     return PLANCOLL_SUCCESS;
 }
 
+/* The scheduler turn of an MPI-waited round (model.h: mpi_turn_us), on a layout where some host holds more ranks
+ * than cores: every rank of each node, all nodes at once, exchanges 8 bytes with each other rank of its node (all
+ * receives and sends posted, then one wait as the collectives wait: pc_wait_layout, tests and yields), the round
+ * of the spread-out exchanges, rounds back to back. Node rank 0 times REPS rounds; a round over the node's other
+ * ranks is the figure per peer. run() takes shm_alpha_us off once both are agreed. */
+static int measure_mpi_turn(struct cal *c, struct pc_machine_model *m)
+{
+    struct pc_layout *L = c->L;
+    say(c, "MPI scheduler turns");
+    int err = pc_barrier_wait(L);
+    if (err) return err;
+    const int ns = L->node_size, me = L->node_rank;
+    const bool timer = ns >= 2 && me == 0;
+    enum { REPS = 15, MOST = 64 };
+    const int peers = ns - 1 < MOST ? ns - 1 : MOST; /* the first MOST after this rank (a ring of them) */
+    struct series x;
+    memset(&x, 0, sizeof x);
+    bool need = true, more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    for (int round = 0; more && !err; round++) {
+        for (int r = 0; r <= REPS && peers > 0 && !err; r++) { /* r = 0: untimed warm-up */
+            double t0 = MPI_Wtime();
+            MPI_Request rq[2 * MOST];
+            for (int i = 1; i <= peers; i++) {
+                int from = global_of(L, L->node_id, (me + ns - i) % ns), to = global_of(L, L->node_id, (me + i) % ns);
+                PC_MPI_CHECK(MPI_Irecv(c->priv2 + 8 * i, 8, MPI_BYTE, from, PC_TAG_COPY + 12, L->comm, &rq[i - 1]));
+                PC_MPI_CHECK(MPI_Isend(c->priv, 8, MPI_BYTE, to, PC_TAG_COPY + 12, L->comm, &rq[peers + i - 1]));
+            }
+            err = pc_wait_layout(L, 2 * peers, rq);
+            if (timer && r > 0) series_add(&x, (MPI_Wtime() - t0) * 1e6 / peers);
+        }
+        if (err) break;
+        spread = timer ? series_spread(&x) : 0;
+        err = another_round(c, !timer, &spread, 1, round, stage_t0, &first, &need, &more);
+    }
+    if (err) return err;
+    if (timer) {
+        /* the mean, not the lower quartile of the other figures: a collective's round pays the slow turns too
+         * (the rounds here are bimodal, most a few microseconds, some a scheduler slice) */
+        double sum = 0;
+        for (int i = 0; i < x.n; i++) sum += x.v[i];
+        m->mpi_turn_us = x.n > 0 ? sum / x.n : 0;
+        m->spread[PC_FIG_MPI_TURN] = spread;
+    }
+    return PLANCOLL_SUCCESS;
+}
+
 /* Repeats a local timing (no communication: each rank on its own) until its samples are stable, MAX_ROUNDS
  * rounds of `reps` (the ~100 entries of the reduction table: one round each), 10 ms at most. Returns the median; *spread gets the spread. */
 static double local_figure(struct cal *c, void (*once)(struct cal *, int), int arg, int reps, int rounds, double *spread)
@@ -754,7 +855,7 @@ enum {
     V_NET = PC_MODEL_MAX_PORTS * PC_MODEL_NSIZES,
     V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
-    V_SCALARS = 15,
+    V_SCALARS = 18,
     V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
 };
 
@@ -779,6 +880,9 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     s[12] = m->store_small_stream_us_per_b[0];
     s[13] = m->store_small_normal_us_per_b[1];
     s[14] = m->store_small_stream_us_per_b[1];
+    s[15] = m->net_step_low_b;
+    s[16] = m->net_step_high_b;
+    s[17] = m->mpi_turn_us;
     double *sp = s + V_SCALARS;
     memcpy(sp, m->net_spread, sizeof m->net_spread);
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
@@ -806,6 +910,9 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     m->store_small_stream_us_per_b[0] = s[12];
     m->store_small_normal_us_per_b[1] = s[13];
     m->store_small_stream_us_per_b[1] = s[14];
+    m->net_step_low_b = s[15];
+    m->net_step_high_b = s[16];
+    m->mpi_turn_us = s[17];
     const double *sp = s + V_SCALARS;
     memcpy(m->net_spread, sp, sizeof m->net_spread);
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
@@ -855,6 +962,8 @@ static int remeasure(struct cal *c, struct pc_machine_model *meas, unsigned bad,
     if (bad & PC_FIG_BIT(PC_FIG_NET)) {
         memcpy(meas->net_time, again.net_time, sizeof meas->net_time);
         memcpy(meas->net_spread, again.net_spread, sizeof meas->net_spread);
+        meas->net_step_low_b = again.net_step_low_b;
+        meas->net_step_high_b = again.net_step_high_b;
         meas->o_us = again.o_us;
         meas->g_us = again.g_us;
         meas->spread[PC_FIG_O] = again.spread[PC_FIG_O];
@@ -884,6 +993,8 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
         memcpy(m->net_time, meas.net_time, sizeof m->net_time);
         memcpy(m->net_spread, meas.net_spread, sizeof m->net_spread);
         m->net_ports = meas.net_ports;
+        m->net_step_low_b = meas.net_step_low_b;
+        m->net_step_high_b = meas.net_step_high_b;
         fill_levels(m->net_time, m->net_ports);
         m->o_us = meas.o_us;
         m->g_us = meas.g_us;
@@ -902,6 +1013,10 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
     if (L->any_oversubscribed && meas.turn_us > 0) {
         m->turn_us = meas.turn_us > m->sync_us ? meas.turn_us - m->sync_us : 0.0;
         m->spread[PC_FIG_TURN] = meas.spread[PC_FIG_TURN];
+    }
+    if (L->any_oversubscribed && meas.mpi_turn_us > 0) { /* likewise, less the message itself */
+        m->mpi_turn_us = meas.mpi_turn_us > m->shm_alpha_us ? meas.mpi_turn_us - m->shm_alpha_us : 0.0;
+        m->spread[PC_FIG_MPI_TURN] = meas.spread[PC_FIG_MPI_TURN];
     }
     if (L->node_sizes[0] >= 2 && meas.store_normal_us_per_b > 0 && meas.store_stream_us_per_b > 0) {
         m->store_normal_us_per_b = meas.store_normal_us_per_b;
@@ -1101,6 +1216,7 @@ static int run(struct cal *c, struct pc_machine_model *m, double t0)
     if ((err = measure_taulop(c, &meas, taumax))) return err;
     if ((err = measure_stores(c, &meas))) return err;
     if (L->any_oversubscribed && (err = measure_turn(c, &meas))) return err; /* the same branch on every rank */
+    if (L->any_oversubscribed && (err = measure_mpi_turn(c, &meas))) return err;
     measure_local(c, &meas);
     if ((err = agree(c, &meas))) return err;
 

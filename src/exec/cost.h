@@ -157,13 +157,25 @@ static inline struct pc_direct_v_split pc_cost_direct_v_split(const struct pc_pr
     return d;
 }
 
-/*   msgs_i shm_msg((S - O) / msgs_i) + msgs_e net_concurrent(ppn, O / msgs_e). */
+/* The node messages' bytes are copied by their receivers (MPI's large messages inside a node: each receiver pulls
+ * its own), so the busiest sender's messages to c distinct receivers move c at a time as far as the node's cores
+ * allow, and no faster than the busiest receiver takes its own node bytes, R - O (R = max_recv_bytes): with a
+ * uniform exchange the sender's total, with one rank sending to all (a heavy pattern) about one message's time
+ * (measured at 3 ranks on one node: 2 x 275 KiB from one rank in 76-85 us, one such message ~40 us).
+ *   msgs_i shm_alpha + shm_beta max((S - O) / min(msgs_i, cores), R - O)
+ *   + msgs_e net_concurrent(ppn, O / msgs_e). */
 static inline double pc_cost_direct_v(const struct pc_problem *p, const struct pc_machine_model *m, double msgs)
 {
     if (p->shape.nranks <= 1) return pc_cost_shm_copy(m, 1, 1, (double)p->max_send_bytes); /* its block to itself */
     if (msgs <= 0) return 0.0;
     const struct pc_direct_v_split d = pc_cost_direct_v_split(p, msgs);
-    double t = d.local > 0 ? d.local * pc_cost_shm_msg(m, d.local_bytes / d.local) : 0.0;
+    double t = 0.0;
+    if (d.local > 0) {
+        double cores = p->shape.host_cores > 0 ? (double)p->shape.host_cores : 1.0, at_once = d.local < cores ? d.local : cores;
+        if (at_once < 1) at_once = 1;
+        double received = (double)p->max_recv_bytes - (double)p->max_offnode_bytes, sent = d.local_bytes / at_once;
+        t = d.local * m->shm_alpha_us + m->shm_beta_us_per_b * (received > sent ? received : sent);
+    }
     if (d.remote > 0) t += d.remote * pc_cost_net_concurrent(m, p->shape.max_ppn, d.remote_bytes / d.remote);
     return t;
 }
@@ -180,13 +192,56 @@ static inline double pc_cost_turns(const struct pc_problem *p, const struct pc_m
     return p->shape.oversubscribed ? rounds * m->turn_us : 0.0;
 }
 
+/* The same for rounds that wait for MPI messages (point-to-point steps, spread-out exchanges): each message
+ * waited for costs its sender's turn, so a round that waits for messages from `peers` ranks pays that many
+ * (measured here at 3 ranks on 2 cores: an 8-byte exchange with both peers 9-18 us, a ring hop 4-9 us, where a
+ * flag hop is 2.6 us). The MPI turn when calibrated, else the flag's.
+ *   rounds peers mpi_turn_us when oversubscribed, else 0. */
+static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct pc_machine_model *m, double rounds,
+                                       double peers)
+{
+    if (!p->shape.oversubscribed) return 0.0;
+    const double turn = m->mpi_turn_us > 0 ? m->mpi_turn_us : m->turn_us;
+    return rounds * (peers > 1 ? peers : 1) * turn;
+}
+
+/* A phase in which only `active` ranks of each node move network messages while the node's other ranks wait for
+ * them (the leaders of the node-aware algorithms): on an oversubscribed host the waiting ranks stay runnable
+ * (they yield), so each active rank gets a share cores / host_ranks of a core, where calibration timed `active`
+ * concurrent pairs with the ranks not measuring asleep (the pairs of two nodes of the host: a share
+ * min(1, cores / (active x nodes measured))). A large transfer needs its rank's progress calls throughout, so it
+ * slows by the ratio of the two shares (measured here: 1.27 MiB each way between two leaders, the other rank of
+ * each emulated node waiting, 2.5-3 ms; alone 1.1 ms). Relative to every rank of the node active (the direct
+ * algorithms' case, whose calibrated rows already ran that crowded, and which the estimates leave unscaled), so
+ * that leaders-only and all-ranks plans compare on the same footing. 1 where the host has a core per rank, where
+ * every rank is active, or where the shape does not know its host (host_cores 0).
+ *   s(active) / s(max_ppn), s(a) = max(1, min(1, cores / (a x min(2, nodes on the host))) / min(1, cores / host_ranks)). */
+static inline double pc_cost_share_ratio(const struct pc_shape *s, double active)
+{
+    const double cores = s->host_cores, ranks = s->host_ranks;
+    double host_nodes = s->max_ppn > 0 ? ranks / s->max_ppn : 1.0;
+    if (host_nodes < 1) host_nodes = 1;
+    const double measured = active * (host_nodes < 2 ? host_nodes : 2.0);
+    const double calibrated_share = measured > cores ? cores / measured : 1.0, share = cores / ranks;
+    return calibrated_share > share ? calibrated_share / share : 1.0;
+}
+
+static inline double pc_cost_waiting_slowdown(const struct pc_problem *p, double active)
+{
+    const struct pc_shape *s = &p->shape;
+    if (!s->oversubscribed || s->host_cores <= 0 || s->host_ranks <= s->host_cores || active <= 0) return 1.0;
+    if (active > s->max_ppn) active = s->max_ppn;
+    return pc_cost_share_ratio(s, active) / pc_cost_share_ratio(s, s->max_ppn);
+}
+
 /* MPI's own collectives here progress their schedule only while the rank is inside MPI: with more ranks than
  * cores each round of the schedule waits for a scheduler turn (measured on this machine: slower than plancoll's
- * yield-waited exchanges). The rounds of MPI's schedule the estimate does not already charge as steps.
- *   pc_cost_turns(rounds). */
+ * yield-waited exchanges). The rounds of MPI's schedule the estimate does not already charge as steps, one
+ * peer each.
+ *   pc_cost_mpi_turns(rounds, 1). */
 static inline double pc_cost_native_rounds(const struct pc_problem *p, const struct pc_machine_model *m, double rounds)
 {
-    return pc_cost_turns(p, m, rounds);
+    return pc_cost_mpi_turns(p, m, rounds, 1);
 }
 
 /* The reduction of `bytes` with the problem's (op, type), the generic rate when it carries none. */

@@ -10,8 +10,8 @@
 enum {
     /* 1000..1999: copies and measurements outside the collectives */
     PC_TAG_COPY = 1000,             /* datatype.c: a rank's copy between two datatypes, a Sendrecv to itself */
-    /* PC_TAG_COPY + 7 .. + 10:        calibrate.c's probes (+7 ping-pong, +8 many small messages, +9 one byte,
-                                       +10 an exchange) */
+    /* PC_TAG_COPY + 7 .. + 11:        calibrate.c's probes (+7 ping-pong, +8 many small messages, +9 one byte,
+                                       +10 an exchange, +11 the next size of the protocol switch's search, +12 the MPI ring) */
 
     /* 2000..2999: alltoall */
     PC_TAG_ALLTOALL = 2000,         /* alltoall.pairwise's exchanges */

@@ -272,6 +272,10 @@ void pc_machine_model(const struct pc_machine_desc *d, int nnodes, int ppn, stru
                                     (d->net_large_threshold_B > 0 && pc_model_sizes[s] >= d->net_large_threshold_B
                                          ? d->net_large_extra_us
                                          : 0);
+    if (d->net_large_threshold_B > 1) { /* the start-up begins at the threshold: the protocol switch */
+        m->net_step_low_b = d->net_large_threshold_B - 1;
+        m->net_step_high_b = d->net_large_threshold_B;
+    }
     m->shm_alpha_us = d->shm_latency_us;
     /* MPI's messages inside a node may move far slower than a copy (here a rank waits for its peer to get a core) */
     m->shm_beta_us_per_b = 1e-3 / (d->shm_msg_bandwidth_GBps > 0 ? d->shm_msg_bandwidth_GBps : shm_bw);

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exec/cost.h"
 #include "exec/registry.h"
 #include "exec/reduce_stream.h"
 #include "planner/planner.h"
@@ -28,6 +29,7 @@
 /* The model's turn_us (cost.h: charged per dependency round on an oversubscribed host). 0 by default, so the
  * tests of the other terms read as before; the native tests and test_oversubscribed_turns set it. */
 static double hand_turn;
+static double hand_mpi_turn; /* mpi_turn_us (0: turn_us stands in for it) */
 
 static void hand_model(struct pc_machine_model *m)
 {
@@ -53,6 +55,7 @@ static void hand_model(struct pc_machine_model *m)
                 m->shm_time[n - 1][t - 1][s] = n * (0.25 + t * pc_model_sizes[s] / 8000.0);
     m->sync_us = 0.2;
     m->turn_us = hand_turn;
+    m->mpi_turn_us = hand_mpi_turn;
     m->transpose_us_per_b = 1.0 / 10000.0;
     m->reduce_default_us_per_b = 1.0 / 2000.0;
     m->reduce_us_per_b[2][3] = 1.0 / 4000.0;
@@ -112,7 +115,7 @@ static struct pc_problem a2a(int P, uint64_t m)
 static struct pc_problem a2av(int P, int nz, uint64_t bytes)
 {
     struct pc_problem p = shape(PC_ALLTOALLV, P);
-    p.nonzero_sends = p.max_nonzero_sends = nz;
+    p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = nz;
     p.send_total_bytes = p.max_send_bytes = bytes;
     p.recv_total_bytes = p.max_recv_bytes = bytes;
     return p;
@@ -162,7 +165,7 @@ static struct pc_problem a2av_nodes(int N, int min_ppn, int max_ppn, int P, uint
     p.send_total_bytes = p.max_send_bytes = S;
     p.recv_total_bytes = p.max_recv_bytes = R;
     p.max_offnode_bytes = O;
-    p.nonzero_sends = p.max_nonzero_sends = P - 1;
+    p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = P - 1;
     p.max_block_bytes = P > 1 ? S / (uint64_t)(P - 1) : S;
     return p;
 }
@@ -344,11 +347,20 @@ static void test_alltoallv_spreadout(void **state)
      * 3 * 0.5 + 0.75 + 4 * 4 * 6.096 = 2.25 + 97.536 */
     EXPECT("alltoallv.spreadout", &p, 99.786);
     p.max_nonzero_sends = 3;
-    p.max_send_bytes = 3000;
+    p.max_send_bytes = p.max_recv_bytes = 3000;
     p.max_offnode_bytes = 0;
     EXPECT("alltoallv.spreadout", &p, 2.25); /* nothing off-node: 3 node messages */
+    /* their receivers copy them, 2 at a time on a host of 2 cores: 3 * 0.5 + max(3000 / 2, 1000) / 4000 */
+    p.max_recv_bytes = 1000;
+    p.shape.host_cores = 2;
+    p.shape.host_ranks = 8;
+    EXPECT("alltoallv.spreadout", &p, 1.875);
+    /* ... and no faster than the busiest receiver: 3 * 0.5 + 2400 / 4000 */
+    p.max_recv_bytes = 2400;
+    EXPECT("alltoallv.spreadout", &p, 2.1);
+    p.shape.host_cores = p.shape.host_ranks = 0;
     p.max_nonzero_sends = 1;
-    p.max_send_bytes = p.max_offnode_bytes = 512;
+    p.max_send_bytes = p.max_recv_bytes = p.max_offnode_bytes = 512;
     EXPECT("alltoallv.spreadout", &p, 10.048); /* one off-node message: net_concurrent(4, 512) = 4 * 2.512 */
 }
 
@@ -826,10 +838,10 @@ static void test_oversubscribed_turns(void **state)
     EXPECT_WITH("alltoall.leader", &p, 0, 0, 6.004);                           /* 5.104 + 3 * 0.3 */
     p = a2a_nodes(3, 8, 8, 24, 8, true, true);
     EXPECT_P("alltoall.onmpml", &p, ((struct pc_params){.leaders = 2}), 8.608); /* 7.708 + 3 * 0.3 */
-    /* alltoallv: spread-out posts everything and waits once; native's P - 1 rounds; aggregated's two flags and
-     * the one wait for its messages; twophase Bruck's steps */
+    /* alltoallv: spread-out posts everything and waits once, a turn per peer it hears from (4 here); native's
+     * P - 1 rounds; aggregated's two flags and the one wait for its messages; twophase Bruck's steps */
     p = a2av(5, 4, 10000);
-    EXPECT("alltoallv.spreadout", &p, 4.8); /* 4.5 + 0.3 */
+    EXPECT("alltoallv.spreadout", &p, 5.7); /* 4.5 + 4 * 0.3 */
     EXPECT("alltoallv.native", &p, 5.7);    /* 4.5 + 4 * 0.3 */
     p = a2av(8, 7, 512);
     EXPECT("alltoallv.twophase_bruck", &p, 3.0036); /* 2.1036 + 3 * 0.3 */
@@ -854,7 +866,59 @@ static void test_oversubscribed_turns(void **state)
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 6.34);   /* 5.44 + 3 * 0.3 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 1}), 10.655); /* 9.455 + 4 * 0.3 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 2}), 6.34);   /* 5.44 + 3 * 0.3 */
+    /* a calibrated MPI turn (0.5) for the rounds that wait for MPI messages; the flag rounds keep turn_us */
+    hand_mpi_turn = 0.5;
+    p = a2a(8, 512);
+    EXPECT("alltoall.pairwise", &p, 8.21); /* 4.71 + 7 * 0.5 */
+    EXPECT("alltoall.native", &p, 8.21);   /* its spread-out's 7 rounds */
+    p = a2a(8, 16);
+    EXPECT("alltoall.bruck", &p, 3.112); /* 1.612 + 3 * 0.5 */
+    p = a2av(5, 4, 10000);
+    EXPECT("alltoallv.spreadout", &p, 6.5); /* 4.5 + 4 * 0.5 */
+    p.max_mutual_peers = 1;
+    EXPECT("alltoallv.spreadout", &p, 5.0); /* one peer both ways: 4.5 + 0.5 */
+    p.max_mutual_peers = 0;
+    EXPECT("alltoallv.spreadout", &p, 4.5); /* data one way only (one rank sends to all): no turn */
+    p = a2av_nodes(1, 8, 8, 8, 4096, 4096, 0);
+    EXPECT("alltoallv.aggregated", &p, 9.692); /* flags only: 9.092 + 2 * 0.3 */
+    p = a2a(4, 16);
+    EXPECT_WITH("alltoall.leader", &p, 0, 0, 1.564); /* flags only: 0.964 + 2 * 0.3 */
+    hand_mpi_turn = 0;
     hand_turn = 0;
+}
+
+/* The leaders' network phase on an oversubscribed host whose other ranks wait runnable (cost.h,
+ * pc_cost_waiting_slowdown): 2 nodes of 4 ranks on one host of 2 cores. One leader per node was calibrated as a
+ * pair with a core each (share 1); in the collective each of the 8 ranks gets 2/8 of a core: 4x. Two leaders per
+ * node: calibrated 4 ranks on 2 cores (share 1/2), so 2x; every rank active (4): calibrated 8 ranks on 2 cores,
+ * as crowded as the collective: 1x. At 3 nodes of 2 on 2 cores every rank active is calibrated 4 on 2 (share 1/2
+ * against 1/3: 1.5), so one leader (share 1 against 1/3: 3) is 3 / 1.5 = 2x the all-ranks case. */
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
+static void test_waiting_slowdown(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a_nodes(2, 4, 4, 8, 4096, true, true);
+    NEAR(pc_cost_waiting_slowdown(&p, 1), 1.0); /* no census (host_cores 0): not applied */
+    p.shape.host_ranks = 8;
+    p.shape.host_cores = 2;
+    NEAR(pc_cost_waiting_slowdown(&p, 1), 4.0);
+    NEAR(pc_cost_waiting_slowdown(&p, 2), 2.0);
+    NEAR(pc_cost_waiting_slowdown(&p, 4), 1.0);
+    /* node-aware alltoall with one leader: its inter term (na_inter) times 4, the rest as without the census */
+    struct pc_problem q = p;
+    q.shape.host_cores = q.shape.host_ranks = 0;
+    const double without = estimate("alltoall.leader", &q), with = estimate("alltoall.leader", &p);
+    struct pc_machine_model m;
+    hand_model(&m);
+    const double inter = pc_cost_net_posted(&m, 1, 1, 4.0 * 4 * 4096); /* one node-pair message of ppn^2 m */
+    NEAR(with - without, 3 * inter);
+    struct pc_problem r = a2a_nodes(3, 2, 2, 6, 4096, true, true);
+    r.shape.host_ranks = 6;
+    r.shape.host_cores = 2;
+    NEAR(pc_cost_waiting_slowdown(&r, 1), 2.0);
+    NEAR(pc_cost_waiting_slowdown(&r, 2), 1.0);
+    p.shape.oversubscribed = false;
+    NEAR(pc_cost_waiting_slowdown(&p, 1), 1.0); /* a core per rank */
 }
 
 /* ---- busy time (struct pc_algorithm's busy, exec/busy.h): the caller's own CPU time of a started execution ---- */
@@ -1002,7 +1066,7 @@ static void test_busy_sweep(void **state)
                         p.block_bytes = p.max_block_bytes = b;
                         p.send_total_bytes = p.recv_total_bytes = p.max_send_bytes = p.max_recv_bytes = b * P;
                         p.max_offnode_bytes = b * (uint64_t)(P - ppn);
-                        p.nonzero_sends = p.max_nonzero_sends = P - 1;
+                        p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = P - 1;
                         p.count = (int)b;
                         p.elem_bytes = 4;
                         if (a->inapplicable && a->inapplicable(&p)) continue;
@@ -1041,7 +1105,7 @@ static void test_sweep_sane(void **state)
                 p.max_block_bytes = bytes;
                 p.max_send_bytes = p.max_recv_bytes = p.send_total_bytes;
                 p.max_offnode_bytes = 0;
-                p.nonzero_sends = p.max_nonzero_sends = P - 1;
+                p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = P - 1;
                 p.count = (int)bytes;
                 double t = a->estimate(&p, &params, &m);
                 if (!(isfinite(t) && t >= 0)) fail_msg("%s P=%d bytes=%llu: %g", a->name, P, (unsigned long long)bytes, t);
@@ -1077,7 +1141,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_hierarchical_one_node),
         cmocka_unit_test(test_allreduce_hierarchical_two_nodes),
         cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
-        cmocka_unit_test(test_oversubscribed_turns),
+        cmocka_unit_test(test_oversubscribed_turns), cmocka_unit_test(test_waiting_slowdown),
         cmocka_unit_test(test_sweep_sane),
         cmocka_unit_test(test_busy_node_aware),
         cmocka_unit_test(test_busy_aggregated),

@@ -104,12 +104,14 @@ static void test_turn_round_trip(void **state)
     pc_model_default(&a);
     snprintf(a.shape, sizeof a.shape, "P=6:N=3:ppn=2-2:oversub=1");
     a.turn_us = 4.25;
+    a.mpi_turn_us = 6.5;
     a.spread[PC_FIG_TURN] = 1.5;
     a.unstable = PC_FIG_BIT(PC_FIG_TURN);
     char *buf = NULL;
     size_t len = 0, cap = 0;
     assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
     assert_non_null(strstr(buf, "\nturn 4.25\n"));
+    assert_non_null(strstr(buf, "\nmpi_turn 6.5\n"));
     assert_non_null(strstr(buf, "\nspread turn 1.5\n"));
     assert_non_null(strstr(buf, "\nunstable turn\n"));
     memset(&b, 0, sizeof b);
@@ -117,11 +119,55 @@ static void test_turn_round_trip(void **state)
     for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
         if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
     free(buf);
-    assert_true(b.turn_us == 4.25);
+    assert_true(b.turn_us == 4.25 && b.mpi_turn_us == 6.5);
     assert_true(b.spread[PC_FIG_TURN] == 1.5);
     assert_int_equal(b.unstable, PC_FIG_BIT(PC_FIG_TURN));
     assert_int_equal(pc_model_parse_line(&b, "turn -1", err, sizeof err), -1);
     assert_int_equal(pc_model_parse_line(&b, "turn", err, sizeof err), -1);
+}
+
+/* The protocol switch: a row that jumps between 4 KiB and 32 KiB (10 us, then 100 us + 0.001 us per byte beyond
+ * 32 KiB), the switch located between 8000 and 8200 B (midpoint 8100). */
+static void test_net_step(void **state)
+{
+    (void)state;
+    struct pc_machine_model m;
+    pc_model_default(&m);
+    const double row[PC_MODEL_NSIZES] = {5, 6, 8, 10, 100, 100 + 0.001 * (262144 - 32768), 100 + 0.001 * (2097152 - 32768)};
+    memcpy(m.net_time[0], row, sizeof row);
+    m.net_ports = 1;
+    /* without a switch: the smooth curve, log-log between 4 and 32 KiB: at 16 KiB 10 * 10^(2/3) */
+    NEAR(pc_cost_net(&m, 16384), 10 * pow(10.0, 2.0 / 3.0));
+    m.net_step_low_b = 8000;
+    m.net_step_high_b = 8200;
+    /* the large regime extended down: 100 - (32768 - b) * 0.001; at 4096 that is 71.328, a jump of 61.328 */
+    NEAR(pc_cost_net(&m, 16384), 100 - 16384 * 0.001);
+    NEAR(pc_cost_net(&m, 8100), 100 - (32768 - 8100) * 0.001);
+    /* below the switch: the large regime less the jump, so 10 at 4 KiB and continuous rate above it */
+    NEAR(pc_cost_net(&m, 8099), 100 - (32768 - 8099) * 0.001 - 61.328);
+    NEAR(pc_cost_net(&m, 4096), 10);
+    NEAR(pc_cost_net(&m, 512), 8); /* sampled sizes below the interval: as before */
+    NEAR(pc_cost_net(&m, 262144), row[5]);
+    /* 4 messages of 4000 B posted at once: 16000 B in the small regime (no handshake), plus 3 gaps */
+    NEAR(pc_cost_net_posted(&m, 1, 4, 4000), 100 - (32768 - 16000) * 0.001 - 61.328 + 3 * m.g_us);
+    NEAR(pc_cost_net_posted(&m, 1, 2, 8192), 100 - (32768 - 16384) * 0.001 + m.g_us);
+    /* the text form carries it; bad values are refused */
+    snprintf(m.shape, sizeof m.shape, "P=4:N=2:ppn=2-2:oversub=0");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&m, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\nnet_step 8000 8200\n"));
+    struct pc_machine_model b;
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
+    free(buf);
+    assert_true(b.net_step_low_b == 8000 && b.net_step_high_b == 8200);
+    static const char *const bad[] = {"net_step", "net_step 8000", "net_step 8200 8000", "net_step 0 8000",
+                                      "net_step -1 8000", "net_step 1 nan", "net_step 1 2 3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (pc_model_parse_line(&b, bad[i], err, sizeof err) == 0) fail_msg("accepted '%s'", bad[i]);
 }
 
 static void test_malformed(void **state)
@@ -468,7 +514,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_turn_round_trip), cmocka_unit_test(test_stores_round_trip),
+        cmocka_unit_test(test_turn_round_trip), cmocka_unit_test(test_stores_round_trip), cmocka_unit_test(test_net_step),
         cmocka_unit_test(test_stores_by_size),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),

@@ -70,9 +70,10 @@ static int fold_partner(int r, int P, int rem)
 static double step(const struct pc_problem *p, int leaders, bool fold, int arg, double bytes,
                    const struct pc_machine_model *m)
 {
-    if (leaders > 0) return pc_cost_net_concurrent(m, leaders, bytes) + pc_cost_turns(p, m, 1);
+    if (leaders > 0) /* the node's other ranks wait meanwhile (cost.h) */
+        return pc_cost_net_concurrent(m, leaders, bytes) * pc_cost_waiting_slowdown(p, leaders) + pc_cost_mpi_turns(p, m, 1, 1);
     int k = fold ? pc_cost_offnode_pairs(p, fold_partner, arg) : pc_cost_offnode_xor(p, arg);
-    return pc_cost_step_msg(m, k, bytes) + pc_cost_turns(p, m, 1);
+    return pc_cost_step_msg(m, k, bytes) + pc_cost_mpi_turns(p, m, 1, 1);
 }
 
 /* The fold in (a message and a reduction) and out (a message) when P is not a power of two. */

@@ -688,7 +688,8 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
     const double m = (double)p->block_bytes;
     const int l = pc_na_leaders_used(p, cfg->leaders);
     double piece = pc_cost_shm_copy(mm, 1, ppn, ppn * m);
-    double inter = N > 1 ? na_inter(mm, N - 1, l, (double)ppn * ppn * m, cfg->put) : 0;
+    /* only the l leaders of each node move the node-pair messages; the others wait (cost.h) */
+    double inter = N > 1 ? na_inter(mm, N - 1, l, (double)ppn * ppn * m, cfg->put) * pc_cost_waiting_slowdown(p, l) : 0;
     double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
     double store = pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m); /* a rank's row into S */
     if (cfg->overlap) {
@@ -717,7 +718,7 @@ double pc_na_busy(const struct pc_problem *p, const struct pc_na_config *cfg, co
                   pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m);
     if (N > 1) {
         double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
-        busy += rounds * (pc_busy_msg(mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));
+        busy += rounds * (pc_busy_msg(p, mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));
     }
     double estimate = pc_na_estimate(p, cfg, mm);
     return busy < estimate ? busy : estimate;

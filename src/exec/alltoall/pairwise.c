@@ -90,7 +90,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     (void)params;
     double bytes = (double)p->block_bytes;
     /* P - 1 exchanges one after the other, each waiting for its partner: a scheduler turn each when oversubscribed */
-    return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_turns(p, m, p->shape.nranks - 1);
+    return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_mpi_turns(p, m, p->shape.nranks - 1, 1);
 }
 
 

@@ -700,8 +700,8 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
                    pc_cost_shm_copy(mm, 1, 1, m) +
                    (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
     if (params->transport == PAP_PUT)
-        return local + R * (pc_busy_msg(mm, 1, m) + 2.0 * pc_busy_calls(mm, 1) + pc_cost_shm_copy(mm, 1, 1, m));
-    return local + R * pc_busy_msg(mm, 1, m);
+        return local + R * (pc_busy_msg(p, mm, 1, m) + 2.0 * pc_busy_calls(mm, 1) + pc_cost_shm_copy(mm, 1, 1, m));
+    return local + R * pc_busy_msg(p, mm, 1, m);
 }
 
 /* The staging holds a block's packed bytes in its data bytes, which MPI_Pack_size must confirm at setup; SimGrid

@@ -121,8 +121,10 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
 {
     (void)params;
     /* the busiest rank's figures (agreed maxima): every rank must predict the same */
-    /* everything posted at once and waited for once: one scheduler turn when oversubscribed (cost.h) */
-    return pc_cost_direct_v(p, m, p->max_nonzero_sends) + (p->shape.nranks > 1 ? pc_cost_turns(p, m, 1) : 0.0);
+    /* everything posted at once and waited for once: one round, a scheduler turn per peer whose wait depends on
+     * this rank's when oversubscribed (cost.h; problem.h: mutual_peers) */
+    return pc_cost_direct_v(p, m, p->max_nonzero_sends) +
+           (p->max_mutual_peers > 0 ? pc_cost_mpi_turns(p, m, 1, (double)p->max_mutual_peers) : 0.0);
 }
 
 
