@@ -9,6 +9,10 @@
 
 #include "base/algorithm.h"
 
+/* ESTIMATE's tie: estimates within this relative margin of each other are equal for the choice (the earlier
+ * candidate stays). Far below anything the model can tell apart (calibrated figures spread 1.3x and more between
+ * runs), far above floating point's noise. */
+#define PC_ESTIMATE_TIE 1e-3
 #define PC_MAX_CANDIDATES 192
 /* One algorithm's variants: alltoall.onmpml on nodes of 16 ranks over 2 NUMA domains offers 9 leader placements x 2
  * transports x 2 store modes x 2 depths = 72 (an algorithm's list is cut at this bound). */
