@@ -30,6 +30,7 @@
 #include "exec/registry.h"
 #include "api/wisdom_io.h"
 #include "planner/planner.h"
+#include "planner/predict.h"
 #include "planner/wisdom_text.h"
 #include "plancoll.h"
 
@@ -72,116 +73,38 @@ static const struct {
     {"c_double_complex", MPI_C_DOUBLE_COMPLEX},
 };
 
-static const struct {
-    const char *name;
-    MPI_Op op;
-} ops[] = {
-    {"sum", MPI_SUM},   {"prod", MPI_PROD}, {"max", MPI_MAX}, {"min", MPI_MIN}, {"land", MPI_LAND},
-    {"lor", MPI_LOR},   {"lxor", MPI_LXOR}, {"band", MPI_BAND}, {"bor", MPI_BOR}, {"bxor", MPI_BXOR},
-};
+/* MPI's handles of pc_signature_ops, in its order (planner/predict.h). */
+static const MPI_Op op_handles[PC_SIGNATURE_NOPS] = {MPI_MAX,  MPI_MIN,  MPI_SUM, MPI_PROD, MPI_LAND,
+                                                     MPI_LOR,  MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
 
-enum sig_kind { SIG_ALLTOALL, SIG_ALLTOALLV_UNIFORM, SIG_ALLTOALLV_RANDOM, SIG_ALLREDUCE };
-
+/* A signature as plancoll-predict parses it (pc_signature_parse), with its MPI handles. */
 struct signature {
     const char *text;
-    enum sig_kind kind;
+    struct pc_signature sig;
     MPI_Datatype type;
     MPI_Op op;
-    long long count; /* elements (alltoall, allreduce) or bytes (alltoallv) */
-    unsigned long long seed;
-    bool inplace;
 };
 
-static bool parse_count(const char *s, long long max, long long *out)
+/* Parses text into s; returns NULL, or what is wrong. */
+static const char *parse_signature(const char *text, struct signature *s)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v > max) return false;
-    *out = v;
-    return true;
+    memset(s, 0, sizeof *s);
+    s->text = text;
+    const char *why = pc_signature_parse(text, &s->sig);
+    if (why) return why;
+    const char *name = pc_signature_types[s->sig.type].name;
+    size_t i = 0;
+    while (i < sizeof types / sizeof types[0] && strcmp(types[i].name, name) != 0) i++;
+    if (i == sizeof types / sizeof types[0]) return "type without an MPI handle here";
+    s->type = types[i].type;
+    s->op = s->sig.kind == PC_SIG_ALLREDUCE ? op_handles[s->sig.op] : MPI_OP_NULL;
+    return NULL;
 }
 
-static bool find_type(const char *s, MPI_Datatype *t)
-{
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (strcmp(types[i].name, s) == 0) {
-            *t = types[i].type;
-            return true;
-        }
-    return false;
-}
-
-/* Parses text into sig; returns NULL, or what is wrong. */
-static const char *parse_signature(const char *text, struct signature *sig)
-{
-    static char why[160];
-    char copy[256];
-    if (strlen(text) >= sizeof copy) return "too long";
-    snprintf(copy, sizeof copy, "%s", text);
-    char *field[8];
-    int n = 0;
-    for (char *p = copy, *tok; n < 8 && (tok = strsep(&p, ":")) != NULL;) field[n++] = tok;
-    memset(sig, 0, sizeof *sig);
-    sig->text = text;
-    sig->type = MPI_BYTE;
-    if (n >= 2 && strcmp(field[n - 1], "inplace") == 0) {
-        sig->inplace = true;
-        n--;
-    }
-    const long long max = 1LL << 30;
-    if (strcmp(field[0], "alltoall") == 0) {
-        sig->kind = SIG_ALLTOALL;
-        if (n == 3 && !find_type(field[1], &sig->type)) return "unknown type";
-        if (n != 2 && n != 3) return "expected alltoall:[TYPE:]COUNT[:inplace]";
-        if (!parse_count(field[n - 1], max, &sig->count)) return "COUNT must be a number from 0 to 2^30";
-        return NULL;
-    }
-    if (strcmp(field[0], "alltoallv") == 0) {
-        if (n == 3 && strcmp(field[1], "uniform") == 0) {
-            sig->kind = SIG_ALLTOALLV_UNIFORM;
-            if (!parse_count(field[2], max, &sig->count)) return "BYTES must be a number from 0 to 2^30";
-            return NULL;
-        }
-        if (n == 4 && strcmp(field[1], "random") == 0) {
-            sig->kind = SIG_ALLTOALLV_RANDOM;
-            long long seed;
-            if (!parse_count(field[2], max, &sig->count)) return "MAXBYTES must be a number from 0 to 2^30";
-            if (!parse_count(field[3], INT64_MAX, &seed)) return "SEED must be a non-negative number";
-            sig->seed = (unsigned long long)seed;
-            return NULL;
-        }
-        return "expected alltoallv:uniform:BYTES or alltoallv:random:MAXBYTES:SEED";
-    }
-    if (strcmp(field[0], "allreduce") == 0) {
-        sig->kind = SIG_ALLREDUCE;
-        if (sig->inplace) return "allreduce takes no :inplace (its key does not depend on it)";
-        if (n != 4) return "expected allreduce:TYPE:OP:COUNT";
-        if (!find_type(field[1], &sig->type)) return "unknown type";
-        size_t i = 0;
-        while (i < sizeof ops / sizeof ops[0] && strcmp(ops[i].name, field[2]) != 0) i++;
-        if (i == sizeof ops / sizeof ops[0]) return "unknown op";
-        sig->op = ops[i].op;
-        if (!parse_count(field[3], INT32_MAX, &sig->count)) return "COUNT must be a number from 0 to 2^31-1";
-        return NULL;
-    }
-    snprintf(why, sizeof why, "unknown collective '%.40s' (alltoall, alltoallv, allreduce)", field[0]);
-    return why;
-}
-
-static uint64_t splitmix(uint64_t x)
-{
-    x += UINT64_C(0x9E3779B97F4A7C15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
-
-/* Bytes rank i sends rank j in an alltoallv signature (the same on every rank). */
+/* Bytes rank i sends rank j in an alltoallv signature (the same on every rank; plancoll-predict's matrix). */
 static int v_count(const struct signature *s, int i, int j, int P)
 {
-    if (s->kind == SIG_ALLTOALLV_UNIFORM) return (int)s->count;
-    return (int)(splitmix(s->seed ^ ((uint64_t)i * (uint64_t)P + (uint64_t)j)) % (uint64_t)(s->count + 1));
+    return (int)pc_signature_pair_bytes(&s->sig, i, j, P);
 }
 
 /* Plans sig on MPI_COMM_WORLD with flags; rank 0 reports. Returns a plancoll code. */
@@ -194,21 +117,21 @@ static int plan_signature(const struct signature *sig, unsigned flags, bool verb
     plancoll_plan plan = NULL;
     int rc = PLANCOLL_SUCCESS;
     double t0 = MPI_Wtime();
-    switch (sig->kind) {
-    case SIG_ALLTOALL: {
-        size_t bytes = (size_t)sig->count * (size_t)tsize * (size_t)P;
+    switch (sig->sig.kind) {
+    case PC_SIG_ALLTOALL: {
+        size_t bytes = (size_t)sig->sig.count * (size_t)tsize * (size_t)P;
         rbuf = calloc(bytes ? bytes : 1, 1);
-        sbuf = sig->inplace ? MPI_IN_PLACE : calloc(bytes ? bytes : 1, 1);
+        sbuf = sig->sig.inplace ? MPI_IN_PLACE : calloc(bytes ? bytes : 1, 1);
         if (!rbuf || !sbuf) {
             rc = PLANCOLL_ERR_NOMEM;
             break;
         }
-        rc = plancoll_plan_alltoall(sbuf, (int)sig->count, sig->type, rbuf, (int)sig->count, sig->type, MPI_COMM_WORLD,
+        rc = plancoll_plan_alltoall(sbuf, (int)sig->sig.count, sig->type, rbuf, (int)sig->sig.count, sig->type, MPI_COMM_WORLD,
                                     flags, &plan);
         break;
     }
-    case SIG_ALLTOALLV_UNIFORM:
-    case SIG_ALLTOALLV_RANDOM: {
+    case PC_SIG_ALLTOALLV_UNIFORM:
+    case PC_SIG_ALLTOALLV_RANDOM: {
         counts = malloc(sizeof(int) * 4 * (size_t)P);
         if (!counts) return PLANCOLL_ERR_NOMEM;
         int *sc = counts, *sd = counts + P, *rcn = counts + 2 * P, *rd = counts + 3 * P;
@@ -225,9 +148,9 @@ static int plan_signature(const struct signature *sig, unsigned flags, bool verb
             free(counts);
             return PLANCOLL_ERR_OVERFLOW;
         }
-        long long span = sig->inplace ? (stotal > rtotal ? stotal : rtotal) : rtotal;
+        long long span = sig->sig.inplace ? (stotal > rtotal ? stotal : rtotal) : rtotal;
         rbuf = calloc((size_t)span + 1, 1);
-        sbuf = sig->inplace ? MPI_IN_PLACE : calloc((size_t)stotal + 1, 1);
+        sbuf = sig->sig.inplace ? MPI_IN_PLACE : calloc((size_t)stotal + 1, 1);
         if (!rbuf || !sbuf) {
             rc = PLANCOLL_ERR_NOMEM;
             break;
@@ -235,15 +158,15 @@ static int plan_signature(const struct signature *sig, unsigned flags, bool verb
         rc = plancoll_plan_alltoallv(sbuf, sc, sd, MPI_BYTE, rbuf, rcn, rd, MPI_BYTE, MPI_COMM_WORLD, flags, &plan);
         break;
     }
-    case SIG_ALLREDUCE: {
-        size_t bytes = (size_t)sig->count * (size_t)tsize;
+    case PC_SIG_ALLREDUCE: {
+        size_t bytes = (size_t)sig->sig.count * (size_t)tsize;
         sbuf = calloc(bytes ? bytes : 1, 1);
         rbuf = calloc(bytes ? bytes : 1, 1);
         if (!rbuf || !sbuf) {
             rc = PLANCOLL_ERR_NOMEM;
             break;
         }
-        rc = plancoll_plan_allreduce(sbuf, rbuf, (int)sig->count, sig->type, sig->op, MPI_COMM_WORLD, flags, &plan);
+        rc = plancoll_plan_allreduce(sbuf, rbuf, (int)sig->sig.count, sig->type, sig->op, MPI_COMM_WORLD, flags, &plan);
         break;
     }
     }
