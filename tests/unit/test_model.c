@@ -123,6 +123,9 @@ static void test_turn_round_trip(void **state)
     assert_true(b.spread[PC_FIG_TURN] == 1.5);
     assert_int_equal(b.unstable, PC_FIG_BIT(PC_FIG_TURN));
     assert_int_equal(pc_model_parse_line(&b, "turn -1", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "mpi_turn -1", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "mpi_turn nan", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "mpi_turn 1 2", err, sizeof err), -1);
     assert_int_equal(pc_model_parse_line(&b, "turn", err, sizeof err), -1);
 }
 
