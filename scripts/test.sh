@@ -27,16 +27,26 @@ configure() {
   ninja -C "$dir" || return 1
 }
 
-# count DIR: prints "passed failed" from meson's machine-readable log of the last run.
+# count DIR: prints "passed failed" from meson's machine-readable log of the last run, and appends each failed
+# test's name, result and last lines of output to $failures, repeated at the very end of the run (CI keeps only
+# the tail of a long log, and a flaky failure must be recognisable from it).
+failures=$(mktemp)
+trap 'rm -f "$failures"' EXIT
 count() {
-  python3 - "$1/meson-logs/testlog.json" <<'PY'
+  python3 - "$1/meson-logs/testlog.json" "$1" "$failures" <<'PY'
 import json, sys
 passed = failed = 0
 try:
-    for line in open(sys.argv[1]):
-        r = json.loads(line)
-        if r.get("result") in ("OK", "EXPECTEDFAIL", "SKIP"): passed += 1
-        else: failed += 1
+    with open(sys.argv[3], "a") as out:
+        for line in open(sys.argv[1]):
+            r = json.loads(line)
+            if r.get("result") in ("OK", "EXPECTEDFAIL", "SKIP"):
+                passed += 1
+                continue
+            failed += 1
+            text = (r.get("stdout") or "") + (r.get("stderr") or "")
+            tail = "\n".join("    " + l for l in text.strip().splitlines()[-12:])
+            out.write(f"FAILED {sys.argv[2]}: {r.get('name')} ({r.get('result')}, {r.get('duration', 0):.1f} s)\n{tail}\n")
 except FileNotFoundError:
     pass
 print(passed, failed)
@@ -79,5 +89,6 @@ if [ "${PLANCOLL_SKIP_SMPI:-0}" != "1" ]; then
   run_suite build-smpi --suite smpi-quick --num-processes 1 "$@"
 fi
 echo "test wall time: $(( $(date +%s) - start )) s (MPICH $(( mpich_end - start )) s, Open MPI $(( ompi_end - mpich_end )) s, sanitizers $(( san_end - ompi_end )) s, SMPI $(( $(date +%s) - san_end )) s)"
+cat "$failures"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ] && [ $status -eq 0 ]
