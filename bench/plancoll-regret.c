@@ -13,7 +13,7 @@
  *   within the noise when it is right strictly or its ratio's interval includes 1 (tied with the best).
  * The shares of right choices come with Wilson 95% intervals: they are estimates from K signatures.
  *
- *   mpiexec -n P plancoll-regret [--seed N] [--count K] [--quick] [--batches B] [--budget-mib M]
+ *   mpiexec -n P plancoll-regret [--seed N] [--count K] [--quick] [--batches B] [--batch-ms MS] [--budget-mib M]
  *                                [--signature-seconds S] [--json FILE] [--config NAME] [--revision TEXT]
  *                                [--only alltoall|alltoallv|allreduce] [--list] [--draw-only]
  *
@@ -79,6 +79,8 @@ static const char *const op_names[] = {"sum", "max", "min", "prod", "user_sum"};
 static int rank, nprocs;
 static double batch_seconds = 0.020, signature_seconds = 6.0;
 static int batches = 15;
+/* --index: print every timed plan's time, to look into one result */
+static bool show_timings;
 static MPI_Op user_sum_op = MPI_OP_NULL;
 
 /* One signature: what was drawn, and the call built from it. Counts are in elements of the datatype. */
@@ -569,6 +571,10 @@ static void run_signature(struct call *c, struct result *r)
     struct ratio ratio[3];
     int fastest;
     time_plans(distinct, n, us, ratio, &fastest);
+    if (show_timings && rank == 0)
+        for (int i = 0; i < n; i++)
+            printf("    timed %-80s %10.2f us (median of batch means), ratio to the fastest %.2f [%.2f, %.2f]\n",
+                   specs[i], us[i], ratio[i].median, ratio[i].lo, ratio[i].hi);
     /* the best is the exhaustive choice unless one of the others beat it here */
     char fastest_spec[SPEC_LEN];
     snprintf(fastest_spec, sizeof fastest_spec, "%s", specs[fastest]); /* specs[] may point at r->best */
@@ -641,10 +647,12 @@ static void finalize_watchdog(int sig)
 static void usage(void)
 {
     fprintf(stderr, "usage: plancoll-regret [--seed N] [--count K] [--quick] [--batches B] [--budget-mib M]\n"
-                    "                       [--signature-seconds S] [--json FILE] [--config NAME] [--revision TEXT]\n"
+                    "                       [--batch-ms MS] [--signature-seconds S] [--json FILE] [--config NAME] [--revision TEXT]\n"
                     "                       [--only alltoall|alltoallv|allreduce] [--list] [--draw-only] [--index I]\n"
                     "  --index I  only signature I of the draw (as numbered in a run of the same seed and P), to look\n"
-                    "             into one result again (with PLANCOLL_VERBOSE=1: every candidate's estimate and time)\n");
+                    "             into one result again (with PLANCOLL_VERBOSE=1: every candidate's estimate and time)\n"
+                    "  --batch-ms MS  each timed batch lasts at least MS ms (default 20, --quick 5): how a plan's time\n"
+                    "             depends on how long it runs back to back\n");
 }
 
 int main(int argc, char **argv)
@@ -653,7 +661,7 @@ int main(int argc, char **argv)
     bool quick = false, list = false, draw_only = false, seed_given = false, batches_given = false, seconds_given = false;
     unsigned long long seed = 0;
     int count = 30, index_only = -1;
-    double budget_mib = 512;
+    double budget_mib = 512, batch_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -680,6 +688,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--count") == 0 && (count = (int)strtol(v, &end, 10), *v && !*end && count > 0)) {
             i++;
         } else if (strcmp(a, "--index") == 0 && (index_only = (int)strtol(v, &end, 10), *v && !*end && index_only >= 0)) {
+            show_timings = true;
             i++;
         } else if (strcmp(a, "--batches") == 0 && (batches = (int)strtol(v, &end, 10), *v && !*end)) {
             if (batches < 6 || batches > MAX_BATCHES) {
@@ -687,6 +696,8 @@ int main(int argc, char **argv)
                 return 2;
             }
             batches_given = true;
+            i++;
+        } else if (strcmp(a, "--batch-ms") == 0 && (batch_ms = strtod(v, &end), *v && !*end && batch_ms > 0)) {
             i++;
         } else if (strcmp(a, "--budget-mib") == 0 && (budget_mib = strtod(v, &end), *v && !*end && budget_mib > 0)) {
             i++;
@@ -704,6 +715,7 @@ int main(int argc, char **argv)
         if (!batches_given) batches = 9;
         if (!seconds_given) signature_seconds = 1.5;
     }
+    if (batch_ms > 0) batch_seconds = batch_ms * 1e-3;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

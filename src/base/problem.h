@@ -49,11 +49,6 @@ struct pc_problem {
      * make ranks choose differently under ESTIMATE (which does not communicate). */
     uint64_t max_send_bytes, max_recv_bytes, max_offnode_bytes;
     int max_nonzero_sends;
-    /* alltoallv: the ranks this rank both sends a nonzero block to and receives one from (mutual_peers), and
-     * its maximum over ranks, agreed likewise. Waits on such peers depend on each other: on an oversubscribed
-     * host each costs a scheduler turn (cost.h), while a rank that only receives from a sender that waits for
-     * nothing finds its data there (one rank sending to all: no turn). */
-    int mutual_peers, max_mutual_peers;
     /* allreduce */
     int count;
     uint64_t elem_bytes;

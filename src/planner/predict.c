@@ -177,10 +177,9 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
     struct pc_alltoallv_maxima mx = {0};
     for (int i = 0; i < P; i++) {
         uint64_t send = 0, offnode = 0;
-        int nonzero = 0, mutual = 0;
+        int nonzero = 0;
         for (int j = 0; j < P; j++) {
             uint64_t b = bytes(ctx, i, j);
-            if (b > 0 && j != i && bytes(ctx, j, i) > 0) mutual++;
             send += b;
             recv[j] += b;
             if (j / ppn != i / ppn) offnode += b;
@@ -194,7 +193,6 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
         if (send > mx.send) mx.send = send;
         if (offnode > mx.offnode) mx.offnode = offnode;
         if (nonzero > mx.nonzero_sends) mx.nonzero_sends = nonzero;
-        if (mutual > mx.mutual_peers) mx.mutual_peers = mutual;
     }
     for (int j = 0; j < P; j++)
         if (recv[j] > mx.recv) mx.recv = recv[j];
@@ -216,7 +214,6 @@ void pc_problem_set_alltoallv_maxima(struct pc_problem *p, const struct pc_allto
     p->max_offnode_bytes = mx->offnode;
     p->max_block_bytes = mx->block;
     p->max_nonzero_sends = mx->nonzero_sends;
-    p->max_mutual_peers = p->mutual_peers = mx->mutual_peers;
     /* rank 0's own figures, which no estimate reads (algorithm.h): the busiest rank's */
     p->send_total_bytes = mx->send;
     p->recv_total_bytes = mx->recv;
@@ -236,10 +233,6 @@ void pc_signature_random_maxima(const struct pc_signature *sig, int nnodes, int 
     if (send > P * M) send = P * M;
     if (offnode > (P - ppn) * M) offnode = (P - ppn) * M;
     if (nonzero > P - 1) nonzero = P - 1;
-    /* a pair nonzero both ways: probability nz^2 */
-    double mutual = (P - 1) * nz * nz + z * sqrt((P - 1) * nz * nz * (1 - nz * nz));
-    if (mutual > P - 1) mutual = P - 1;
-    mx->mutual_peers = (int)llround(mutual);
     mx->send = mx->recv = (uint64_t)llround(send);
     mx->offnode = (uint64_t)llround(offnode);
     mx->nonzero_sends = (int)llround(nonzero);

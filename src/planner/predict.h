@@ -70,7 +70,7 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
                              bool in_place);
 struct pc_alltoallv_maxima {
     uint64_t send, recv, offnode, block;
-    int nonzero_sends, mutual_peers;
+    int nonzero_sends;
 };
 void pc_problem_set_alltoallv_maxima(struct pc_problem *p, const struct pc_alltoallv_maxima *mx, bool in_place);
 

@@ -44,6 +44,11 @@ static inline int pc_mpi_isend(const void *buf, MPI_Count count, MPI_Datatype ty
 {
     return MPI_Isend_c(buf, count, type, dest, tag, comm, req);
 }
+static inline int pc_mpi_issend(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                MPI_Request *req)
+{
+    return MPI_Issend_c(buf, count, type, dest, tag, comm, req);
+}
 static inline int pc_mpi_irecv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                                MPI_Request *req)
 {
@@ -82,6 +87,12 @@ static inline int pc_mpi_isend(const void *buf, MPI_Count count, MPI_Datatype ty
 {
     if (count < 0 || count > INT_MAX) return MPI_ERR_COUNT;
     return MPI_Isend(buf, (int)count, type, dest, tag, comm, req);
+}
+static inline int pc_mpi_issend(const void *buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                                MPI_Request *req)
+{
+    if (count < 0 || count > INT_MAX) return MPI_ERR_COUNT;
+    return MPI_Issend(buf, (int)count, type, dest, tag, comm, req);
 }
 static inline int pc_mpi_irecv(void *buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                                MPI_Request *req)

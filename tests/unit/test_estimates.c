@@ -115,7 +115,7 @@ static struct pc_problem a2a(int P, uint64_t m)
 static struct pc_problem a2av(int P, int nz, uint64_t bytes)
 {
     struct pc_problem p = shape(PC_ALLTOALLV, P);
-    p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = nz;
+    p.nonzero_sends = p.max_nonzero_sends = nz;
     p.send_total_bytes = p.max_send_bytes = bytes;
     p.recv_total_bytes = p.max_recv_bytes = bytes;
     return p;
@@ -165,7 +165,7 @@ static struct pc_problem a2av_nodes(int N, int min_ppn, int max_ppn, int P, uint
     p.send_total_bytes = p.max_send_bytes = S;
     p.recv_total_bytes = p.max_recv_bytes = R;
     p.max_offnode_bytes = O;
-    p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = P - 1;
+    p.nonzero_sends = p.max_nonzero_sends = P - 1;
     p.max_block_bytes = P > 1 ? S / (uint64_t)(P - 1) : S;
     return p;
 }
@@ -874,11 +874,7 @@ static void test_oversubscribed_turns(void **state)
     p = a2a(8, 16);
     EXPECT("alltoall.bruck", &p, 3.112); /* 1.612 + 3 * 0.5 */
     p = a2av(5, 4, 10000);
-    EXPECT("alltoallv.spreadout", &p, 6.5); /* 4.5 + 4 * 0.5 */
-    p.max_mutual_peers = 1;
-    EXPECT("alltoallv.spreadout", &p, 5.0); /* one peer both ways: 4.5 + 0.5 */
-    p.max_mutual_peers = 0;
-    EXPECT("alltoallv.spreadout", &p, 4.5); /* data one way only (one rank sends to all): no turn */
+    EXPECT("alltoallv.spreadout", &p, 6.5); /* 4.5 + 4 * 0.5: a turn per peer sent to */
     p = a2av_nodes(1, 8, 8, 8, 4096, 4096, 0);
     EXPECT("alltoallv.aggregated", &p, 9.692); /* flags only: 9.092 + 2 * 0.3 */
     p = a2a(4, 16);
@@ -1066,7 +1062,7 @@ static void test_busy_sweep(void **state)
                         p.block_bytes = p.max_block_bytes = b;
                         p.send_total_bytes = p.recv_total_bytes = p.max_send_bytes = p.max_recv_bytes = b * P;
                         p.max_offnode_bytes = b * (uint64_t)(P - ppn);
-                        p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = P - 1;
+                        p.nonzero_sends = p.max_nonzero_sends = P - 1;
                         p.count = (int)b;
                         p.elem_bytes = 4;
                         if (a->inapplicable && a->inapplicable(&p)) continue;
@@ -1105,7 +1101,7 @@ static void test_sweep_sane(void **state)
                 p.max_block_bytes = bytes;
                 p.max_send_bytes = p.max_recv_bytes = p.send_total_bytes;
                 p.max_offnode_bytes = 0;
-                p.nonzero_sends = p.max_nonzero_sends = p.mutual_peers = p.max_mutual_peers = P - 1;
+                p.nonzero_sends = p.max_nonzero_sends = P - 1;
                 p.count = (int)bytes;
                 double t = a->estimate(&p, &params, &m);
                 if (!(isfinite(t) && t >= 0)) fail_msg("%s P=%d bytes=%llu: %g", a->name, P, (unsigned long long)bytes, t);

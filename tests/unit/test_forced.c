@@ -314,7 +314,7 @@ static void test_stream_needs_calibrated_size(void **state)
         a2av.coll = PC_ALLTOALLV;
         a2av.max_block_bytes = a2a.block_bytes;
         a2av.send_total_bytes = a2av.recv_total_bytes = a2av.max_send_bytes = a2av.max_recv_bytes = 2 * a2a.block_bytes;
-        a2av.nonzero_sends = a2av.max_nonzero_sends = a2av.mutual_peers = a2av.max_mutual_peers = 2;
+        a2av.nonzero_sends = a2av.max_nonzero_sends = 2;
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
             const struct pc_problem *p = k == 3 ? &a2av : &a2a;
             const int alg = pc_registry_find(names[k]);
@@ -350,7 +350,7 @@ static void test_staging_stores_spec(void **state)
     a2av.coll = PC_ALLTOALLV;
     a2av.send_total_bytes = a2av.recv_total_bytes = a2av.max_send_bytes = a2av.max_recv_bytes = 4096;
     a2av.max_block_bytes = 2048;
-    a2av.nonzero_sends = a2av.max_nonzero_sends = a2av.mutual_peers = a2av.max_mutual_peers = 2;
+    a2av.nonzero_sends = a2av.max_nonzero_sends = 2;
     const struct {
         const char *spec;
         const struct pc_problem *p;
@@ -455,7 +455,7 @@ static void test_spec_round_trip(void **state)
             a2av.send_total_bytes = a2av.recv_total_bytes = a2av.max_send_bytes = a2av.max_recv_bytes = 4096;
             a2av.max_offnode_bytes = sh.nnodes > 1 ? 2048 : 0;
             a2av.max_block_bytes = 512;
-            a2av.nonzero_sends = a2av.max_nonzero_sends = a2av.mutual_peers = a2av.max_mutual_peers = sh.nranks;
+            a2av.nonzero_sends = a2av.max_nonzero_sends = sh.nranks;
             struct pc_problem ar = allreduce(1, 1, 1, true, true);
             ar.shape = sh;
             problems[np++] = a2a;
