@@ -81,9 +81,9 @@ static int alltoallv_agree(struct plancoll_plan_s *p, uint64_t *sent)
      * rank sets the time, every rank's estimates come out identical (so every rank picks the same candidate), and
      * algorithms learn the largest block of the whole matrix (alltoallv.padded_bruck) without a collective of
      * their own. */
-    uint64_t all[5] = {p->prob.send_total_bytes, p->prob.recv_total_bytes, offnode, (uint64_t)p->prob.nonzero_sends,
-                       p->prob.max_block_bytes};
-    err = pc_agree_failure_max(p->layout, err, all, 5, NULL,
+    uint64_t all[6] = {p->prob.send_total_bytes, p->prob.recv_total_bytes, offnode, (uint64_t)p->prob.nonzero_sends,
+                       p->prob.max_block_bytes, p->prob.one_way};
+    err = pc_agree_failure_max(p->layout, err, all, 6, NULL,
                                "the ranks' send and receive counts disagree (another rank saw it)");
     /* a disagreement seen elsewhere is a mismatch of this call's arguments, not another rank's own failure */
     if (err == PLANCOLL_ERR_REMOTE) err = PLANCOLL_ERR_MISMATCH;
@@ -93,6 +93,7 @@ static int alltoallv_agree(struct plancoll_plan_s *p, uint64_t *sent)
     p->prob.max_offnode_bytes = all[2];
     p->prob.max_nonzero_sends = (int)all[3];
     p->prob.max_block_bytes = all[4];
+    p->prob.one_way = all[5] != 0;
     return pc_allreduce_wait(p->layout, &row, &p->prob.pattern_hash, 1, MPI_UINT64_T, MPI_BXOR);
 }
 

@@ -160,6 +160,7 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
     if ((err = init_send_type(p, sendtype))) return err;
     int64_t stotal = 0, rtotal = 0, maxblock = 0;
     int nonzero = 0;
+    bool one_way = false;
     for (int i = 0; i < P; i++) {
         int64_t sb = data_bytes(&p->stype, sendcounts[i]), rb = data_bytes(&p->rtype, recvcounts[i]);
         if (sb < 0 || rb < 0 || !pc_bytes_add(&stotal, sb) || !pc_bytes_add(&rtotal, rb))
@@ -174,6 +175,7 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
         if (sb > maxblock) maxblock = sb;
         if (rb > maxblock) maxblock = rb;
         if (sb > 0 && i != p->rank) nonzero++;
+        if (sb > 0 && rb == 0 && i != p->rank) one_way = true;
     }
     if (rtotal > 0 && !recvbuf) return pc_error(PLANCOLL_ERR_NULL_BUFFER, "recvbuf is NULL but recvcounts are not all 0");
     if (!p->in_place && stotal > 0 && !sendbuf)
@@ -190,6 +192,7 @@ int pc_fill_alltoallv(struct plancoll_plan_s *p, const void *sendbuf, const int 
     p->prob.recv_total_bytes = (uint64_t)rtotal;
     p->prob.max_block_bytes = (uint64_t)maxblock;
     p->prob.nonzero_sends = nonzero;
+    p->prob.one_way = one_way; /* this rank's; plan creation agrees the maximum */
     p->prob.in_place = p->in_place;
     p->prob.contiguous = p->stype.contiguous && p->rtype.contiguous;
     return PLANCOLL_SUCCESS;

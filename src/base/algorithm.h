@@ -57,6 +57,12 @@ struct pc_algorithm {
      * applicable to every problem of its collective. Set-up may still refuse a parameter set, but only on facts
      * every rank holds alike (see setup). */
     const char *(*inapplicable)(const struct pc_problem *);
+    /* Whether an execution may let a rank that waits for no one finish on MPI's eager copies, so that in a loop it
+     * runs executions ahead and piles unexpected messages onto its peers: the time per execution then grows with
+     * the length of the caller's loop, and MEASURE's short batches (each after a barrier) see only its start, so
+     * MEASURE times such a plan over a long loop instead (exec/measure.c). Pure, as above. NULL: never (plancoll's
+     * own algorithms wait on a peer or a flag in every step, or send synchronously where they would not). */
+    bool (*runs_ahead)(const struct pc_problem *);
     /* Writes up to max parameter sets, in a fixed order (ties between equal estimates break by it); returns how
      * many. Pure, as above: reads only the problem (its shape: nodes, ranks per node, NUMA domains, ...). NULL
      * means one default set (all zero). */

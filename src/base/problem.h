@@ -49,6 +49,9 @@ struct pc_problem {
      * make ranks choose differently under ESTIMATE (which does not communicate). */
     uint64_t max_send_bytes, max_recv_bytes, max_offnode_bytes;
     int max_nonzero_sends;
+    /* alltoallv, agreed likewise: some rank sends a nonzero block to a peer that sends it nothing back. Such a rank
+     * may wait for no one and run executions ahead of its peers (pc_algorithm.runs_ahead). */
+    bool one_way;
     /* allreduce */
     int count;
     uint64_t elem_bytes;

@@ -523,6 +523,31 @@ static void test_put_not_offered_oversubscribed(void **state)
     }
 }
 
+/* Run-ahead (base/algorithm.h runs_ahead): MPI's alltoallv leaves a rank that sends to peers sending nothing back
+ * waiting for no one, so MEASURE must time it over a long loop on such patterns and only there; plancoll's own
+ * algorithms bound it (synchronous sends), so none of them declares it. */
+static void test_runs_ahead(void **state)
+{
+    (void)state;
+    struct pc_problem p;
+    memset(&p, 0, sizeof p);
+    p.coll = PC_ALLTOALLV;
+    p.shape = (struct pc_shape){.nranks = 4, .nnodes = 1, .min_ppn = 4, .max_ppn = 4, .numa_domains = 1};
+    const struct pc_algorithm *native = pc_registry_get(pc_registry_find("alltoallv.native"));
+    assert_non_null(native->runs_ahead);
+    assert_false(native->runs_ahead(&p));
+    p.one_way = true;
+    assert_true(native->runs_ahead(&p));
+    int declared = 0;
+    for (int i = 0; i < pc_registry_count(); i++) {
+        const struct pc_algorithm *a = pc_registry_get(i);
+        if (!a->runs_ahead) continue;
+        declared++;
+        assert_string_equal(a->name, "alltoallv.native");
+    }
+    assert_int_equal(declared, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_enumerate_forced), cmocka_unit_test(test_leaders_used),
         cmocka_unit_test(test_choose_leaders),
         cmocka_unit_test(test_spec_round_trip), cmocka_unit_test(test_put_not_offered_oversubscribed),
+        cmocka_unit_test(test_runs_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

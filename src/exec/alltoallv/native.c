@@ -33,6 +33,11 @@ static int setup(struct plancoll_plan_s *plan) { return pc_native_setup(plan, in
 
 static int advance(struct plancoll_plan_s *plan, bool *done) { return pc_native_advance(plan, done, NULL); }
 
+/* MPI's alltoallv posts no message for an empty block: a rank sending to peers that send it nothing back waits
+ * for no one (MPICH 4.0.2 at 2 nodes x 5 ranks, one rank feeding the others: 33-55 us per execution in 1 ms loops,
+ * 480 us in 20 ms loops). */
+static bool runs_ahead(const struct pc_problem *p) { return p->one_way; }
+
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
@@ -53,6 +58,7 @@ const struct pc_algorithm pc_alltoallv_native = {
     .collective = PC_ALLTOALLV,
     .summary = "MPI's own " PC_NATIVE_FORM " MPI_Alltoallv, yield-waited",
     .inapplicable = pc_native_in_place_unfit,
+    .runs_ahead = runs_ahead,
     .estimate = estimate,
     .busy = busy,
     .setup = setup,
