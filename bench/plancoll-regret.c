@@ -436,18 +436,23 @@ static void time_plans(plancoll_plan *plans, int n, double *us, struct ratio *ra
     int iters[3];
     double per[3], planned = 0;
     for (int i = 0; i < n; i++) {
-        /* warm-up, and the batch length from it (the slowest rank's time, so every rank runs the same count) */
+        /* warm-up, then the batch length: loops of 3, 6, 12, ... executions (after a barrier; the slowest rank's
+         * time, so every rank runs the same count) until one lasts batch_seconds. Found by running rather than
+         * from one execution's time, because a plan in which a rank waits for no one (MPI's alltoallv on a one-way
+         * pattern) slows as its loop grows: sized from 3 executions, its batches lasted seconds. */
         if (plancoll_execute(plans[i])) die("execute", PLANCOLL_ERR_ARGUMENT);
-        double t0 = MPI_Wtime();
-        for (int w = 0; w < 3; w++)
-            if (plancoll_execute(plans[i])) die("execute", PLANCOLL_ERR_ARGUMENT);
-        double mine = (MPI_Wtime() - t0) / 3;
-        bench_allreduce(&mine, &per[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        int more = per[i] > 0 ? (int)(0.05 / per[i]) : 10;
-        for (int w = 0; w < (more < 10 ? more : 10); w++) plancoll_execute(plans[i]);
-        int k = per[i] > 0 ? (int)(batch_seconds / per[i]) + 1 : MAX_ITERS;
-        if (k < 3) k = 3;
-        if (k > MAX_ITERS) k = MAX_ITERS;
+        int k = 3;
+        for (;;) {
+            bench_barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int w = 0; w < k; w++)
+                if (plancoll_execute(plans[i])) die("execute", PLANCOLL_ERR_ARGUMENT);
+            double mine = MPI_Wtime() - t0, loop;
+            bench_allreduce(&mine, &loop, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            per[i] = loop / k;
+            if (loop >= batch_seconds || 2 * k > MAX_ITERS) break;
+            k *= 2;
+        }
         iters[i] = k;
         planned += batches * k * per[i];
     }

@@ -101,10 +101,11 @@ static void teardown_trial(struct pc_measure_trial *t)
 
 enum { MAX_PER_BATCH = PC_AGREE_MAX_VALUES, BATCH_US = 1000 };
 /* A plan that runs ahead is timed over a loop of about LOOP_US: its time per execution grows with the loop (the
- * backlog of unexpected messages), so it is judged over a loop as long as an application's timed loop of a
- * solver step, the length plancoll's benchmarks time too (bench/plancoll-regret: batches of 20 ms), rather than
- * over a batch short enough to hide the backlog. At most MAX_LOOP executions. */
-enum { LOOP_US = 20000, MAX_LOOP = 100000 };
+ * backlog of unexpected messages), so it is judged over a loop as long as plancoll's benchmarks time
+ * (bench/plancoll-regret: batches of 20 ms), rather than over a batch short enough to hide the backlog. The
+ * loop's length is found by doubling from MAX_PER_BATCH executions until one loop lasts LOOP_US: sized from a
+ * short warm-up instead, a loop of a 3 us execution held 6700 executions whose backlog made it last seconds. */
+enum { LOOP_US = 20000, MAX_LOOP = 1 << 16 };
 
 /* ---- started executions: start + wait, and OSU's overlapped form (docs/measurement.md) ---- */
 #define TEST_INTERVAL_US 5.0 /* compute between two tests of an overlapped execution, as plancoll-bench --overlap */
@@ -200,6 +201,32 @@ static int fix_compute(struct pc_measure_ctx *ctx, struct plancoll_plan_s *trial
     return PLANCOLL_SUCCESS;
 }
 
+/* A plan that runs ahead: one loop of t->loop executions after a barrier; *us receives the loop's time on the
+ * slowest rank (the one the backlog lands on), the same on every rank. */
+static int run_loop(struct pc_measure_ctx *ctx, struct pc_measure_trial *t, double *us)
+{
+    struct plancoll_plan_s *p = ctx->plan, *trial = &t->plan;
+    int err = pc_barrier_wait(p->layout);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < t->loop && !err; i++) err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+    double took = (MPI_Wtime() - t0) * 1e6;
+    uint64_t bits = 0;
+    if (took > 0) memcpy(&bits, &took, sizeof took); /* non-negative doubles order as their bits */
+    err = pc_agree_failure_max(p->layout, err, &bits, 1, NULL, "another rank failed (see its plancoll_error_detail)");
+    if (err) return err;
+    memcpy(us, &bits, sizeof bits);
+    return PLANCOLL_SUCCESS;
+}
+
+/* The batch of a plan that runs ahead: one loop, the slowest rank's mean per execution. */
+static int batch_loop(struct pc_measure_ctx *ctx, struct pc_measure_trial *t, double *us)
+{
+    double took = 0;
+    int err = run_loop(ctx, t, &took);
+    if (!err) us[0] = took / t->loop;
+    return err;
+}
+
 static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
 {
     struct pc_measure_ctx *ctx = hook_ctx;
@@ -245,27 +272,15 @@ static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
     int per = warm_max > 0 ? (int)(BATCH_US / warm_max) : MAX_PER_BATCH;
     t->per_batch = per < 1 ? 1 : per > MAX_PER_BATCH ? MAX_PER_BATCH : per;
     if (!(p->flags & PLANCOLL_OVERLAP) && t->plan.alg->runs_ahead && t->plan.alg->runs_ahead(&p->prob)) {
-        double loop = warm_max > 0 ? LOOP_US / warm_max : MAX_LOOP;
-        t->loop = loop < MAX_PER_BATCH ? MAX_PER_BATCH : loop > MAX_LOOP ? MAX_LOOP : (int)loop;
+        double took = 0;
+        for (t->loop = MAX_PER_BATCH; !err; t->loop *= 2)
+            if ((err = run_loop(ctx, t, &took)) || took >= LOOP_US || t->loop >= MAX_LOOP) break;
+        if (err) {
+            teardown_trial(t);
+            return err;
+        }
     }
     ctx->trials[slot] = t;
-    return PLANCOLL_SUCCESS;
-}
-
-/* A plan that runs ahead: one loop of t->loop executions after a barrier, each rank's mean per execution, the
- * maximum over ranks (the rank the backlog lands on sets it). */
-static int batch_loop(struct pc_measure_ctx *ctx, struct pc_measure_trial *t, double *us)
-{
-    struct plancoll_plan_s *p = ctx->plan, *trial = &t->plan;
-    int err = pc_barrier_wait(p->layout);
-    double t0 = MPI_Wtime();
-    for (int i = 0; i < t->loop && !err; i++) err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
-    double mean = (MPI_Wtime() - t0) * 1e6 / t->loop;
-    uint64_t bits = 0;
-    if (mean > 0) memcpy(&bits, &mean, sizeof mean);
-    err = pc_agree_failure_max(p->layout, err, &bits, 1, NULL, "another rank failed (see its plancoll_error_detail)");
-    if (err) return err;
-    memcpy(&us[0], &bits, sizeof bits);
     return PLANCOLL_SUCCESS;
 }
 
