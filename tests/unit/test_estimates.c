@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exec/bruck_common.h"
 #include "exec/cost.h"
 #include "exec/registry.h"
 #include "exec/reduce_stream.h"
@@ -883,13 +884,50 @@ static void test_oversubscribed_turns(void **state)
     hand_turn = 0;
 }
 
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
+
+/* A Bruck step whose message crosses the network in the rendezvous regime waits for three turns, not one (cost.h,
+ * pc_cost_shift_turns). The hand model's network rows are straight lines, so a located switch adds no start-up to
+ * the messages themselves (pc_model_interp_net finds no jump): setting one changes exactly the turns. 2 nodes of 4
+ * ranks, radix 2: 3 steps, each with an off-node partner, each moving 4 of the 8 slots (pc_bruck_steps_cost, which
+ * alltoall.bruck and the Bruck alltoallvs estimate with). */
+static void test_rendezvous_shift_turns(void **state)
+{
+    (void)state;
+    hand_turn = 0.3;
+    hand_mpi_turn = 0.5;
+    struct pc_machine_model m;
+    hand_model(&m);
+    struct pc_problem p = a2a_nodes(2, 4, 4, 8, 4096, true, false); /* 16 KiB per step */
+    p.shape.oversubscribed = true;
+    assert_false(pc_model_net_handshake(&m, 16384)); /* no switch located: every message eager */
+    /* with the switch at 8100 B every step's message is above it: two more MPI turns per step */
+    struct pc_machine_model sw = m;
+    sw.net_step_low_b = 8000;
+    sw.net_step_high_b = 8200;
+    assert_true(pc_model_net_handshake(&sw, 8100) && !pc_model_net_handshake(&sw, 8099));
+    NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw) - pc_bruck_steps_cost(&p, 2, 4096, &m), 3 * 2 * 0.5);
+    /* below the switch (4 KiB per step): one turn per step, as without a switch */
+    struct pc_problem small = a2a_nodes(2, 4, 4, 8, 1024, true, false);
+    small.shape.oversubscribed = true;
+    NEAR(pc_bruck_steps_cost(&small, 2, 1024, &sw), pc_bruck_steps_cost(&small, 2, 1024, &m));
+    /* inside one node nothing crosses the network: one turn per step at any size */
+    struct pc_problem one = a2a(8, 4096);
+    one.shape.oversubscribed = true;
+    NEAR(pc_bruck_steps_cost(&one, 2, 4096, &sw), pc_bruck_steps_cost(&one, 2, 4096, &m));
+    /* ranks with a core each: no turns at all */
+    p.shape.oversubscribed = false;
+    NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw), pc_bruck_steps_cost(&p, 2, 4096, &m));
+    hand_mpi_turn = 0;
+    hand_turn = 0;
+}
+
 /* The leaders' network phase on an oversubscribed host whose other ranks wait runnable (cost.h,
  * pc_cost_waiting_slowdown): 2 nodes of 4 ranks on one host of 2 cores. One leader per node was calibrated as a
  * pair with a core each (share 1); in the collective each of the 8 ranks gets 2/8 of a core: 4x. Two leaders per
  * node: calibrated 4 ranks on 2 cores (share 1/2), so 2x; every rank active (4): calibrated 8 ranks on 2 cores,
  * as crowded as the collective: 1x. At 3 nodes of 2 on 2 cores every rank active is calibrated 4 on 2 (share 1/2
  * against 1/3: 1.5), so one leader (share 1 against 1/3: 3) is 3 / 1.5 = 2x the all-ranks case. */
-#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
 static void test_waiting_slowdown(void **state)
 {
     (void)state;
@@ -1137,7 +1175,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_hierarchical_one_node),
         cmocka_unit_test(test_allreduce_hierarchical_two_nodes),
         cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
-        cmocka_unit_test(test_oversubscribed_turns), cmocka_unit_test(test_waiting_slowdown),
+        cmocka_unit_test(test_oversubscribed_turns), cmocka_unit_test(test_rendezvous_shift_turns), cmocka_unit_test(test_waiting_slowdown),
         cmocka_unit_test(test_sweep_sane),
         cmocka_unit_test(test_busy_node_aware),
         cmocka_unit_test(test_busy_aggregated),
