@@ -946,6 +946,23 @@ static void test_waiting_slowdown(void **state)
     hand_model(&m);
     const double inter = pc_cost_net_posted(&m, 1, 1, 4.0 * 4 * 4096); /* one node-pair message of ppn^2 m */
     NEAR(with - without, 3 * inter);
+    /* 4 leaders at 2 nodes: the one node pair goes through one of them (k mod l), the other three wait with the
+     * rest: the same single stream and the same 4x as one leader, not the 1x of every rank active */
+    const struct pc_params four = {.leaders = 4};
+    NEAR(estimate_params("alltoall.mpml", &p, four) - estimate_params("alltoall.mpml", &q, four), 3 * inter);
+    const struct pc_params two = {.leaders = 2};
+    NEAR(estimate_params("alltoall.mpml", &p, two) - estimate_params("alltoall.mpml", &q, two), 3 * inter);
+    /* aggregated at 2 nodes: the node's send and its receive go to two leaders, so 2 of the 4 move data: 2x */
+    struct pc_problem v = a2av_nodes(2, 4, 4, 8, 4096, 4096, 1024);
+    v.shape.oversubscribed = true;
+    struct pc_problem w = v;
+    v.shape.host_ranks = 8;
+    v.shape.host_cores = 2;
+    const double agg_with = estimate_params("alltoallv.aggregated", &v, (struct pc_params){0}),
+                 agg_without = estimate_params("alltoallv.aggregated", &w, (struct pc_params){0});
+    assert_true(agg_with > agg_without);
+    const double one_agg = pc_cost_net_concurrent(&m, 1, 4.0 * 1024); /* ppn O / (N - 1), 1 concurrent */
+    NEAR(agg_with - agg_without, 1 * one_agg); /* ceil(2 / 4) = 1 message, (2 - 1) x its time */
     struct pc_problem r = a2a_nodes(3, 2, 2, 6, 4096, true, true);
     r.shape.host_ranks = 6;
     r.shape.host_cores = 2;
