@@ -27,6 +27,8 @@
 #include "planner/planner.h"
 #include "plancoll.h"
 
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
+
 /* The model's turn_us (cost.h: charged per dependency round on an oversubscribed host). 0 by default, so the
  * tests of the other terms read as before; the native tests and test_oversubscribed_turns set it. */
 static double hand_turn;
@@ -880,11 +882,17 @@ static void test_oversubscribed_turns(void **state)
     EXPECT("alltoallv.aggregated", &p, 9.692); /* flags only: 9.092 + 2 * 0.3 */
     p = a2a(4, 16);
     EXPECT_WITH("alltoall.leader", &p, 0, 0, 1.564); /* flags only: 0.964 + 2 * 0.3 */
+    /* pap over point-to-point at 2 nodes of 4: its 4 network messages each cost their sender's MPI turn, on top
+     * of the one flag turn; with the ranks given a core each, none of it */
+    p = a2a_nodes(2, 4, 4, 8, 512, true, true);
+    struct pc_problem cores = p;
+    cores.shape.oversubscribed = false;
+    NEAR(estimate_params("alltoall.pap", &p, (struct pc_params){0}) -
+             estimate_params("alltoall.pap", &cores, (struct pc_params){0}),
+         0.3 + 4 * 0.5);
     hand_mpi_turn = 0;
     hand_turn = 0;
 }
-
-#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
 
 /* A Bruck step whose message crosses the network in the rendezvous regime waits for three turns, not one (cost.h,
  * pc_cost_shift_turns). The hand model's network rows are straight lines, so a located switch adds no start-up to
