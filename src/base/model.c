@@ -106,6 +106,12 @@ double pc_model_interp_net(const struct pc_machine_model *m, const double row[PC
     return msg_bytes >= at ? upper : upper - jump;
 }
 
+bool pc_model_net_handshake(const struct pc_machine_model *m, double msg_bytes)
+{
+    const double low = m->net_step_low_b, high = m->net_step_high_b;
+    return low > 0 && high > low && msg_bytes >= 0.5 * (low + high);
+}
+
 /* Table row at concurrency level `level` (1-based): measured, or extrapolated from the last two rows. With net, the
  * rows are its net_time, read in the protocol regime of msg_bytes (pc_model_interp_net). */
 static double row_at(const struct pc_machine_model *net, const double row[PC_MODEL_NSIZES], double bytes,

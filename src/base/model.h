@@ -214,6 +214,9 @@ double pc_model_interp_net(const struct pc_machine_model *m, const double row[PC
  * handshake, hundreds of microseconds on the emulated TCP network) once per message, as a chain of dependent
  * messages would. */
 double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count, double bytes);
+/* Whether a network message of msg_bytes goes in the rendezvous regime: at or above the calibrated protocol switch
+ * (net_step_*, taken at the midpoint of the interval it was located in). false without a located switch. */
+bool pc_model_net_handshake(const struct pc_machine_model *m, double msg_bytes);
 /* One MPI message between ranks of one node. */
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes);
 /* One shared-memory transfer of `bytes` through n copies (1 or 2) with tau concurrent transfers. */

@@ -152,7 +152,8 @@ double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, cons
     for (int s = 0; s < n && s < PC_BRUCK_MAX_STEPS; s++) {
         int k = pc_bruck_moves_count(P, radix, &steps[s]);
         int offnode = pc_cost_offnode_shift(p, (long)steps[s].digit * steps[s].weight);
-        t += pc_cost_step_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) + pc_cost_mpi_turns(p, mm, 1, 1);
+        t += pc_cost_step_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) +
+             pc_cost_shift_turns(p, mm, offnode, k * m);
     }
     return t;
 }

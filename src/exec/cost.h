@@ -205,6 +205,25 @@ static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct 
     return rounds * (peers > 1 ? peers : 1) * turn;
 }
 
+/* The turns of a shift step (Bruck's: each rank sends to the rank d ahead and receives from the rank d behind),
+ * which waits for one point-to-point message of `bytes`, k ranks of the node sending off-node at once (k = 0: the
+ * step stays inside the node). An eager message is waited for once, as above. One that crosses the network in the
+ * rendezvous regime (pc_model_net_handshake) is a chain of three: the sender's request to send waits for the
+ * receiver to answer it from a progress call, the data then waits for the sender's next progress call, and the
+ * receiver completes on its own; on an oversubscribed host each link waits for its rank's turn, and in a shift the
+ * receiver is busy with its own partner ahead. The calibrated network rows leave those turns out (their pairs ran
+ * with the other ranks asleep): at 6 ranks on 3 emulated nodes over 2 cores, two-phase Bruck over 20 KiB messages
+ * measured 3-4x an estimate charging one turn, spread-out (whose handshakes overlap) within 1.3x of its own. A
+ * pairwise exchange (recursive doubling) answers both handshakes in the same turns of its two ranks and keeps
+ * pc_cost_mpi_turns(1, 1): charging it three made ESTIMATE take recursive doubling for a 45 KB allreduce there,
+ * 1.6x slower than the hierarchical plan it displaced.
+ *   mpi_turns(1, 1) x (3 when k > 0 and handshake(bytes), else 1). */
+static inline double pc_cost_shift_turns(const struct pc_problem *p, const struct pc_machine_model *m, int k,
+                                        double bytes)
+{
+    return pc_cost_mpi_turns(p, m, 1, 1) * (k > 0 && pc_model_net_handshake(m, bytes) ? 3.0 : 1.0);
+}
+
 /* A phase in which only `active` ranks of each node move network messages while the node's other ranks wait for
  * them (the leaders of the node-aware algorithms): on an oversubscribed host the waiting ranks stay runnable
  * (they yield), so each active rank gets a share cores / host_ranks of a core, where calibration timed `active`

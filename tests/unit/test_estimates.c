@@ -20,11 +20,14 @@
 #include <math.h>
 #include <string.h>
 
+#include "exec/bruck_common.h"
 #include "exec/cost.h"
 #include "exec/registry.h"
 #include "exec/reduce_stream.h"
 #include "planner/planner.h"
 #include "plancoll.h"
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
 
 /* The model's turn_us (cost.h: charged per dependency round on an oversubscribed host). 0 by default, so the
  * tests of the other terms read as before; the native tests and test_oversubscribed_turns set it. */
@@ -879,6 +882,50 @@ static void test_oversubscribed_turns(void **state)
     EXPECT("alltoallv.aggregated", &p, 9.692); /* flags only: 9.092 + 2 * 0.3 */
     p = a2a(4, 16);
     EXPECT_WITH("alltoall.leader", &p, 0, 0, 1.564); /* flags only: 0.964 + 2 * 0.3 */
+    /* pap over point-to-point at 2 nodes of 4: its 4 network messages each cost their sender's MPI turn, on top
+     * of the one flag turn; with the ranks given a core each, none of it */
+    p = a2a_nodes(2, 4, 4, 8, 512, true, true);
+    struct pc_problem cores = p;
+    cores.shape.oversubscribed = false;
+    NEAR(estimate_params("alltoall.pap", &p, (struct pc_params){0}) -
+             estimate_params("alltoall.pap", &cores, (struct pc_params){0}),
+         0.3 + 4 * 0.5);
+    hand_mpi_turn = 0;
+    hand_turn = 0;
+}
+
+/* A Bruck step whose message crosses the network in the rendezvous regime waits for three turns, not one (cost.h,
+ * pc_cost_shift_turns). The hand model's network rows are straight lines, so a located switch adds no start-up to
+ * the messages themselves (pc_model_interp_net finds no jump): setting one changes exactly the turns. 2 nodes of 4
+ * ranks, radix 2: 3 steps, each with an off-node partner, each moving 4 of the 8 slots (pc_bruck_steps_cost, which
+ * alltoall.bruck and the Bruck alltoallvs estimate with). */
+static void test_rendezvous_shift_turns(void **state)
+{
+    (void)state;
+    hand_turn = 0.3;
+    hand_mpi_turn = 0.5;
+    struct pc_machine_model m;
+    hand_model(&m);
+    struct pc_problem p = a2a_nodes(2, 4, 4, 8, 4096, true, false); /* 16 KiB per step */
+    p.shape.oversubscribed = true;
+    assert_false(pc_model_net_handshake(&m, 16384)); /* no switch located: every message eager */
+    /* with the switch at 8100 B every step's message is above it: two more MPI turns per step */
+    struct pc_machine_model sw = m;
+    sw.net_step_low_b = 8000;
+    sw.net_step_high_b = 8200;
+    assert_true(pc_model_net_handshake(&sw, 8100) && !pc_model_net_handshake(&sw, 8099));
+    NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw) - pc_bruck_steps_cost(&p, 2, 4096, &m), 3 * 2 * 0.5);
+    /* below the switch (4 KiB per step): one turn per step, as without a switch */
+    struct pc_problem small = a2a_nodes(2, 4, 4, 8, 1024, true, false);
+    small.shape.oversubscribed = true;
+    NEAR(pc_bruck_steps_cost(&small, 2, 1024, &sw), pc_bruck_steps_cost(&small, 2, 1024, &m));
+    /* inside one node nothing crosses the network: one turn per step at any size */
+    struct pc_problem one = a2a(8, 4096);
+    one.shape.oversubscribed = true;
+    NEAR(pc_bruck_steps_cost(&one, 2, 4096, &sw), pc_bruck_steps_cost(&one, 2, 4096, &m));
+    /* ranks with a core each: no turns at all */
+    p.shape.oversubscribed = false;
+    NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw), pc_bruck_steps_cost(&p, 2, 4096, &m));
     hand_mpi_turn = 0;
     hand_turn = 0;
 }
@@ -889,7 +936,6 @@ static void test_oversubscribed_turns(void **state)
  * node: calibrated 4 ranks on 2 cores (share 1/2), so 2x; every rank active (4): calibrated 8 ranks on 2 cores,
  * as crowded as the collective: 1x. At 3 nodes of 2 on 2 cores every rank active is calibrated 4 on 2 (share 1/2
  * against 1/3: 1.5), so one leader (share 1 against 1/3: 3) is 3 / 1.5 = 2x the all-ranks case. */
-#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
 static void test_waiting_slowdown(void **state)
 {
     (void)state;
@@ -908,6 +954,23 @@ static void test_waiting_slowdown(void **state)
     hand_model(&m);
     const double inter = pc_cost_net_posted(&m, 1, 1, 4.0 * 4 * 4096); /* one node-pair message of ppn^2 m */
     NEAR(with - without, 3 * inter);
+    /* 4 leaders at 2 nodes: the one node pair goes through one of them (k mod l), the other three wait with the
+     * rest: the same single stream and the same 4x as one leader, not the 1x of every rank active */
+    const struct pc_params four = {.leaders = 4};
+    NEAR(estimate_params("alltoall.mpml", &p, four) - estimate_params("alltoall.mpml", &q, four), 3 * inter);
+    const struct pc_params two = {.leaders = 2};
+    NEAR(estimate_params("alltoall.mpml", &p, two) - estimate_params("alltoall.mpml", &q, two), 3 * inter);
+    /* aggregated at 2 nodes: the node's send and its receive go to two leaders, so 2 of the 4 move data: 2x */
+    struct pc_problem v = a2av_nodes(2, 4, 4, 8, 4096, 4096, 1024);
+    v.shape.oversubscribed = true;
+    struct pc_problem w = v;
+    v.shape.host_ranks = 8;
+    v.shape.host_cores = 2;
+    const double agg_with = estimate_params("alltoallv.aggregated", &v, (struct pc_params){0}),
+                 agg_without = estimate_params("alltoallv.aggregated", &w, (struct pc_params){0});
+    assert_true(agg_with > agg_without);
+    const double one_agg = pc_cost_net_concurrent(&m, 1, 4.0 * 1024); /* ppn O / (N - 1), 1 concurrent */
+    NEAR(agg_with - agg_without, 1 * one_agg); /* ceil(2 / 4) = 1 message, (2 - 1) x its time */
     struct pc_problem r = a2a_nodes(3, 2, 2, 6, 4096, true, true);
     r.shape.host_ranks = 6;
     r.shape.host_cores = 2;
@@ -1137,7 +1200,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_hierarchical_one_node),
         cmocka_unit_test(test_allreduce_hierarchical_two_nodes),
         cmocka_unit_test(test_allreduce_hierarchical_three_nodes),
-        cmocka_unit_test(test_oversubscribed_turns), cmocka_unit_test(test_waiting_slowdown),
+        cmocka_unit_test(test_oversubscribed_turns), cmocka_unit_test(test_rendezvous_shift_turns), cmocka_unit_test(test_waiting_slowdown),
         cmocka_unit_test(test_sweep_sane),
         cmocka_unit_test(test_busy_node_aware),
         cmocka_unit_test(test_busy_aggregated),

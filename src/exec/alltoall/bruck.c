@@ -5,8 +5,8 @@
  * in [BruckNU] is off). Each step moves about P/R blocks, so it wins for small blocks and loses for large ones.
  * The steps themselves are shared with alltoallv.padded_bruck (bruck_common.c).
  * Cost (model primitives; the steps as pc_bruck_steps_cost, bruck_common.h):
- *   sum over steps (msg_s(k_s m) + 2 transpose(k_s m) + turns(1))   k_s = slots step s moves, msg_s node or
- *                                                        network, turns(1) the step's scheduler turn (cost.h)
+ *   sum over steps (msg_s(k_s m) + 2 transpose(k_s m) + shift_turns)  k_s = slots step s moves, msg_s node or
+ *                                                        network, shift_turns the step's scheduler turns (cost.h)
  *   + 2 transpose(P m)                                   the rotation and the inverse rotation */
 #include <string.h>
 

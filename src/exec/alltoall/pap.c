@@ -75,6 +75,8 @@
  *                                               beyond what the copy terms price (model.h: 0 for the cheaper mode)
  *   either transport, when P > 1: + turns(1)     everything is posted at arrival and waited for once: one
  *                                               scheduler turn on an oversubscribed host (cost.h)
+ *   transport 0, when R > 0: + mpi_turns(1, R)  and each network message waited for costs its sender's MPI turn
+ *                                               on an oversubscribed host (cost.h, as spread-out's)
  *   transport 1 T = 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) + shm_copy(1, 1, m)) + L
  *               (the announce round; per peer the put, the flush round trip and the flag, the copy out of the slot)
  * Under arrival skew the time is max arrival + the last arriver's own exchange (its data is pulled by waiting
@@ -170,7 +172,10 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
         double block = pc_cost_net_concurrent(mm, ppn, m), flag = pc_cost_net(mm, 8);
         return 2.0 * flag + R * (block + 2.0 * flag + pc_cost_shm_copy(mm, 1, 1, m)) + local;
     }
-    return pc_cost_net_posted(mm, ppn, R, m) + local;
+    /* the R network messages are MPI messages: each one waited for costs its sender's turn, as spread-out's
+     * (cost.h pc_cost_mpi_turns); the one flag turn above covers the node's blocks. Without them pap measured
+     * 1.4-2.6x its estimate at 1-4 KiB blocks on 2 and 3 emulated nodes over 2 cores (4 network peers each) */
+    return pc_cost_net_posted(mm, ppn, R, m) + local + (R > 0 ? pc_cost_mpi_turns(p, mm, 1, R) : 0.0);
 }
 
 /* ---- blocks ----------------------------------------------------------------------------------- */

@@ -710,7 +710,10 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
         double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
         double one = pc_cost_net_concurrent(m, l < N - 1 ? l : N - 1, pair);
         if (params->transport == 1) one += pc_cost_net(m, 8);
-        t += messages * one * pc_cost_waiting_slowdown(p, l); /* the node's other ranks wait meanwhile (cost.h) */
+        /* the node's other ranks wait meanwhile (cost.h): the leaders that handle a send or a receive of the
+         * 2 (N - 1) node-pair messages move data, min(l, 2 (N - 1)) of them, the rest wait with the others */
+        const int moving = l < 2 * (N - 1) ? l : 2 * (N - 1);
+        t += messages * one * pc_cost_waiting_slowdown(p, moving);
     }
     return t;
 }

@@ -12,7 +12,7 @@
  * messages of about P/R 8-byte sizes, O(P log P) memory for the copy lists).
  * Cost (approximation: estimate() sees only per-rank totals, not the per-step sizes setup computes): with
  * b = S / P the average block of the busiest rank (S its bytes sent),
- *   sum over steps (msg_s(k_s b) + 2 transpose(k_s b) + turns(1))   the steps as pc_bruck_steps_cost
+ *   sum over steps (msg_s(k_s b) + 2 transpose(k_s b) + shift_turns) the steps as pc_bruck_steps_cost
  *                                                                    (bruck_common.h)
  *   + shm_copy(1, 1, b)                                  the block to itself (none in place),
  * and 0 when no rank sends anything (no step sends a message). Exact for uniform counts. */
