@@ -51,9 +51,10 @@ int pc_plan_begin(MPI_Comm comm, unsigned flags, enum pc_collective coll, planco
     return PLANCOLL_SUCCESS;
 }
 
-/* alltoallv: the bytes i sends j must be the bytes j expects from i; and a hash of the whole pattern. sent has room
- * for 2 P words (allocated before the agreement, so that a rank without it fails there, with every rank, instead of
- * leaving the others in this function's alltoall); freed here. */
+/* alltoallv: the bytes i sends j must be the bytes j expects from i; a hash of the whole pattern; and the busiest
+ * node's off-node bytes (problem.h: max_node_offnode_bytes), summed over each node's ranks. sent has room for 2 P + 4 N
+ * words (allocated before the agreement, so that a rank without it fails there, with every rank, instead of leaving
+ * the others in this function's collectives); freed here. */
 static int alltoallv_agree(struct plancoll_plan_s *p, uint64_t *sent)
 {
     const int P = p->size;
@@ -73,10 +74,18 @@ static int alltoallv_agree(struct plancoll_plan_s *p, uint64_t *sent)
                        (unsigned long long)expected[bad], p->rank,
                        (unsigned long long)p->recvcounts[bad] * (unsigned long long)p->rtype.size);
     uint64_t row = pc_hash_bytes(PC_HASH_SEED + (uint64_t)p->rank, sent, sizeof(uint64_t) * (size_t)P);
-    uint64_t offnode = 0;
+    uint64_t offnode = 0, offnode_in = 0;
     for (int j = 0; j < P; j++)
-        if (p->layout->node_of[j] != p->layout->node_id) offnode += sent[j];
-    free(sent);
+        if (p->layout->node_of[j] != p->layout->node_id) {
+            offnode += sent[j];
+            offnode_in += expected[j];
+        }
+    /* each node's off-node bytes out (first N words) and in (next N), every rank adding its own at its node */
+    const int N = p->layout->nnodes;
+    uint64_t *node_bytes = sent + 2 * P, *node_sums = node_bytes + 2 * N;
+    memset(node_bytes, 0, sizeof(uint64_t) * 2 * (size_t)N);
+    node_bytes[p->layout->node_id] = offnode;
+    node_bytes[N + p->layout->node_id] = offnode_in;
     /* One agreement: did any rank see a mismatch, with the maxima the estimates use (problem.h): the slowest
      * rank sets the time, every rank's estimates come out identical (so every rank picks the same candidate), and
      * algorithms learn the largest block of the whole matrix (alltoallv.padded_bruck) without a collective of
@@ -87,7 +96,13 @@ static int alltoallv_agree(struct plancoll_plan_s *p, uint64_t *sent)
                                "the ranks' send and receive counts disagree (another rank saw it)");
     /* a disagreement seen elsewhere is a mismatch of this call's arguments, not another rank's own failure */
     if (err == PLANCOLL_ERR_REMOTE) err = PLANCOLL_ERR_MISMATCH;
+    if (!err && N > 1) err = pc_allreduce_wait(p->layout, node_bytes, node_sums, 2 * N, MPI_UINT64_T, MPI_SUM);
+    uint64_t busiest_node = 0;
+    for (int i = 0; !err && N > 1 && i < 2 * N; i++)
+        if (node_sums[i] > busiest_node) busiest_node = node_sums[i];
+    free(sent);
     if (err) return err;
+    p->prob.max_node_offnode_bytes = busiest_node;
     p->prob.max_send_bytes = all[0];
     p->prob.max_recv_bytes = all[1];
     p->prob.max_offnode_bytes = all[2];
@@ -224,7 +239,7 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
     uint64_t mh = known ? model_hash(known) : 0;
     /* alltoallv's count check needs 2 P words: had here, so that a rank without them fails in the agreement */
     uint64_t *counts_scratch = NULL;
-    if (!local && p->prob.coll == PC_ALLTOALLV && !(counts_scratch = malloc(sizeof(uint64_t) * 2 * (size_t)p->size)))
+    if (!local && p->prob.coll == PC_ALLTOALLV && !(counts_scratch = malloc(sizeof(uint64_t) * (2 * (size_t)p->size + 4 * (size_t)p->layout->nnodes))))
         local = pc_error(PLANCOLL_ERR_NOMEM, "count check");
     uint64_t all[AGREE_NFIELDS] = {
         [AGREE_CALL_HASH] = h,

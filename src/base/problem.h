@@ -49,6 +49,11 @@ struct pc_problem {
      * make ranks choose differently under ESTIMATE (which does not communicate). */
     uint64_t max_send_bytes, max_recv_bytes, max_offnode_bytes;
     int max_nonzero_sends;
+    /* alltoallv, agreed likewise: the most bytes one node's ranks send to, or receive from, other nodes in all (the
+     * busiest node's side of the network). The node-aggregated algorithms move a node's bytes, not ppn times its
+     * busiest rank's: with uneven rows (skewed, heavy, sparse patterns) that product overstates them 1.3-2x. 0:
+     * unknown (a problem built by hand), max_ppn x max_offnode_bytes stands in (pc_problem_node_offnode_bytes). */
+    uint64_t max_node_offnode_bytes;
     /* alltoallv, agreed likewise: some rank sends a nonzero block to a peer that sends it nothing back. Such a rank
      * may wait for no one and run executions ahead of its peers (pc_algorithm.runs_ahead). */
     bool one_way;
@@ -65,6 +70,13 @@ struct pc_problem {
 /* Canonical text key, e.g. "allreduce:P=8:nodes=2:ppn=4-4:count=1024:type=3:op=2:comm=1".
  * Writes at most len bytes; returns the key's length. */
 size_t pc_problem_key(const struct pc_problem *p, char *buf, size_t len);
+
+/* The busiest node's off-node bytes (max_node_offnode_bytes), or max_ppn x max_offnode_bytes where that is unknown. */
+static inline double pc_problem_node_offnode_bytes(const struct pc_problem *p)
+{
+    if (p->max_node_offnode_bytes > 0) return (double)p->max_node_offnode_bytes;
+    return (double)p->shape.max_ppn * (double)p->max_offnode_bytes;
+}
 
 /* 64-bit FNV-1a, the hash used for signatures and registry names. */
 uint64_t pc_hash_bytes(uint64_t h, const void *data, size_t len);

@@ -172,7 +172,8 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
                              bool in_place)
 {
     const int P = p->shape.nranks, ppn = p->shape.max_ppn;
-    uint64_t *recv = calloc((size_t)P, sizeof *recv);
+    const int N = (P + ppn - 1) / ppn;
+    uint64_t *recv = calloc((size_t)P + 2 * (size_t)N, sizeof *recv), *node_out = recv + P, *node_in = node_out + N;
     if (!recv) return pc_error(PLANCOLL_ERR_NOMEM, "the column sums of a %d-rank alltoallv", P);
     struct pc_alltoallv_maxima mx = {0};
     for (int i = 0; i < P; i++) {
@@ -182,7 +183,11 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
             uint64_t b = bytes(ctx, i, j);
             send += b;
             recv[j] += b;
-            if (j / ppn != i / ppn) offnode += b;
+            if (j / ppn != i / ppn) {
+                offnode += b;
+                node_out[i / ppn] += b;
+                node_in[j / ppn] += b;
+            }
             if (b > 0 && j != i) nonzero++;
             if (b > mx.block) mx.block = b;
         }
@@ -196,6 +201,8 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
     }
     for (int j = 0; j < P; j++)
         if (recv[j] > mx.recv) mx.recv = recv[j];
+    for (int n = 0; n < 2 * N; n++)
+        if (node_out[n] > mx.node_offnode) mx.node_offnode = node_out[n]; /* node_in follows node_out */
     p->recv_total_bytes = recv[0];
     free(recv);
     uint64_t send0 = p->send_total_bytes, recv0 = p->recv_total_bytes;
@@ -212,6 +219,7 @@ void pc_problem_set_alltoallv_maxima(struct pc_problem *p, const struct pc_allto
     p->max_send_bytes = mx->send;
     p->max_recv_bytes = mx->recv;
     p->max_offnode_bytes = mx->offnode;
+    p->max_node_offnode_bytes = mx->node_offnode;
     p->max_block_bytes = mx->block;
     p->max_nonzero_sends = mx->nonzero_sends;
     /* rank 0's own figures, which no estimate reads (algorithm.h): the busiest rank's */
@@ -237,6 +245,11 @@ void pc_signature_random_maxima(const struct pc_signature *sig, int nnodes, int 
     mx->offnode = (uint64_t)llround(offnode);
     mx->nonzero_sends = (int)llround(nonzero);
     mx->block = (uint64_t)sig->count; /* P^2 draws: the largest is M, or within M / P^2 of it */
+    /* a node's off-node bytes out (or in): ppn (P - ppn) blocks, the largest of 2 nnodes such sums */
+    const double cells = (double)ppn * (P - ppn), zn = nnodes > 1 ? sqrt(2.0 * log(2.0 * nnodes)) : 0.0;
+    double node = cells * M / 2 + zn * sqrt(cells * var);
+    if (node > cells * M) node = cells * M;
+    mx->node_offnode = (uint64_t)llround(node);
 }
 
 struct signature_matrix {
@@ -274,7 +287,8 @@ int pc_signature_problem(const struct pc_signature *sig, int nnodes, int ppn, in
             /* every row and column alike: P blocks of B, P - ppn of them off-node */
             struct pc_alltoallv_maxima mx = {.send = B * (uint64_t)P, .recv = B * (uint64_t)P,
                                              .offnode = B * (uint64_t)(P - ppn), .block = B,
-                                             .nonzero_sends = B > 0 ? (int)(P - 1) : 0};
+                                             .nonzero_sends = B > 0 ? (int)(P - 1) : 0,
+                                             .node_offnode = B * (uint64_t)ppn * (uint64_t)(P - ppn)};
             pc_problem_set_alltoallv_maxima(p, &mx, sig->inplace);
             return PLANCOLL_SUCCESS;
         }

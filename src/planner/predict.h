@@ -71,6 +71,7 @@ int pc_problem_set_alltoallv(struct pc_problem *p, uint64_t (*bytes)(void *ctx, 
 struct pc_alltoallv_maxima {
     uint64_t send, recv, offnode, block;
     int nonzero_sends;
+    uint64_t node_offnode; /* the busiest node's off-node bytes, out or in (0: unknown, problem.h) */
 };
 void pc_problem_set_alltoallv_maxima(struct pc_problem *p, const struct pc_alltoallv_maxima *mx, bool in_place);
 

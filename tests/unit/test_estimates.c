@@ -971,6 +971,14 @@ static void test_waiting_slowdown(void **state)
     assert_true(agg_with > agg_without);
     const double one_agg = pc_cost_net_concurrent(&m, 1, 4.0 * 1024); /* ppn O / (N - 1), 1 concurrent */
     NEAR(agg_with - agg_without, 1 * one_agg); /* ceil(2 / 4) = 1 message, (2 - 1) x its time */
+    /* the node-pair message carries the busiest node's off-node bytes over N - 1 peers, where known
+     * (max_node_offnode_bytes); unknown (0), max_ppn times the busiest rank's stands in, 4 x 1024 here */
+    struct pc_problem u = w;
+    u.max_node_offnode_bytes = 4 * 1024;
+    NEAR(estimate_params("alltoallv.aggregated", &u, (struct pc_params){0}), agg_without);
+    u.max_node_offnode_bytes = 1536; /* uneven rows: the node sends far less than 4 times its busiest rank */
+    NEAR(agg_without - estimate_params("alltoallv.aggregated", &u, (struct pc_params){0}),
+         one_agg - pc_cost_net_concurrent(&m, 1, 1536.0));
     struct pc_problem r = a2a_nodes(3, 2, 2, 6, 4096, true, true);
     r.shape.host_ranks = 6;
     r.shape.host_cores = 2;

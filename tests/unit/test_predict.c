@@ -252,8 +252,19 @@ static void check_alltoallv_maxima(const struct pc_signature *s, int N, int K)
     const int P = N * K;
     struct pc_problem p;
     assert_int_equal(pc_signature_problem(s, N, K, 0, &p), PLANCOLL_SUCCESS);
-    uint64_t send = 0, recv = 0, off = 0, block = 0;
+    uint64_t send = 0, recv = 0, off = 0, block = 0, node = 0;
     int nonzero = 0;
+    for (int a = 0; a < N && N > 1; a++) { /* node a's off-node bytes out and in, added up block by block */
+        uint64_t out = 0, in = 0;
+        for (int i = a * K; i < (a + 1) * K; i++)
+            for (int j = 0; j < P; j++)
+                if (j / K != a) {
+                    out += pc_signature_pair_bytes(s, i, j, P);
+                    in += pc_signature_pair_bytes(s, j, i, P);
+                }
+        node = out > node ? out : node;
+        node = in > node ? in : node;
+    }
     for (int i = 0; i < P; i++) {
         uint64_t row = 0, col = 0, o = 0;
         int nz = 0;
@@ -277,6 +288,7 @@ static void check_alltoallv_maxima(const struct pc_signature *s, int N, int K)
     assert_int_equal(p.max_offnode_bytes, off);
     assert_int_equal(p.max_block_bytes, block);
     assert_int_equal(p.max_nonzero_sends, nonzero);
+    assert_int_equal(p.max_node_offnode_bytes, node);
 }
 
 static void test_problems(void **state)
@@ -330,6 +342,7 @@ static void test_random_maxima(void **state)
     assert_true(fabs((double)mx.recv / (double)exact.max_recv_bytes - 1) < 0.01);
     assert_true(fabs((double)mx.offnode / (double)exact.max_offnode_bytes - 1) < 0.01);
     assert_true(fabs((double)mx.nonzero_sends / (double)exact.max_nonzero_sends - 1) < 0.01);
+    assert_true(fabs((double)mx.node_offnode / (double)exact.max_node_offnode_bytes - 1) < 0.01);
     assert_true(mx.block >= exact.max_block_bytes && mx.block <= exact.max_block_bytes + 1);
 }
 

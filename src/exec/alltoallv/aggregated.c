@@ -707,7 +707,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
                pc_cost_shared_store(m, params->stores == PC_STORES_STREAM, S) + pc_cost_turns(p, m, N > 1 && O > 0 ? 3 : 2);
     if (N > 1 && O > 0) {
         int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
-        double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
+        double messages = ceil(2.0 * (N - 1) / l), pair = pc_problem_node_offnode_bytes(p) / (N - 1);
         double one = pc_cost_net_concurrent(m, l < N - 1 ? l : N - 1, pair);
         if (params->transport == 1) one += pc_cost_net(m, 8);
         /* the node's other ranks wait meanwhile (cost.h): the leaders that handle a send or a receive of the
@@ -727,7 +727,7 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
                pc_cost_shared_store(m, params->stores == PC_STORES_STREAM, S);
     if (N > 1 && O > 0) {
         int l = pc_agg_leaders(params->leaders, p->shape.min_ppn);
-        double messages = ceil(2.0 * (N - 1) / l), pair = ppn * O / (N - 1);
+        double messages = ceil(2.0 * (N - 1) / l), pair = pc_problem_node_offnode_bytes(p) / (N - 1);
         /* point-to-point: a posted and completed request per piece; Put: the put, its flush, the flag or credit */
         double calls = params->transport == 1 ? 3 : pc_agg_pieces((uint64_t)ceil(pair), params->segments);
         t += messages * pc_busy_calls(m, calls);
