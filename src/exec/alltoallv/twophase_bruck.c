@@ -1,8 +1,8 @@
 /* alltoallv.twophase_bruck ([BruckNU]'s future work, docs/algorithms.md): Bruck's radix-R steps over blocks of their
  * real sizes. [BruckNU]'s two-phase Bruck exchanges, in every step of every call, the sizes of the blocks about
  * to move (metadata) and then the data, with a temporary buffer for intermediate blocks too big for their place
- * in the receive buffer. A plan's counts are fixed, so here the metadata moves once, at plan time: a uniform Bruck over one
- * 64-bit size per slot (bruck_common.c) tells each rank the size of every block it will forward, and setup
+ * in the receive buffer. A plan's counts are fixed, so here the metadata moves once, at plan time: a uniform Bruck
+ * over one 64-bit size per slot (bruck_common.c) tells each rank the size of every block it will forward, and setup
  * turns that into per-step copy lists (which block goes where in the outgoing message, where each incoming block
  * is kept until its next move). An execution is then only: per step, the copies into one message of exactly the
  * bytes needed, one send and one receive, the copies out. No rotation: first moves read the send buffer, last
