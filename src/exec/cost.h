@@ -216,7 +216,10 @@ static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct 
  * measured 3-4x an estimate charging one turn, spread-out (whose handshakes overlap) within 1.3x of its own. A
  * pairwise exchange (recursive doubling) answers both handshakes in the same turns of its two ranks and keeps
  * pc_cost_mpi_turns(1, 1): charging it three made ESTIMATE take recursive doubling for a 45 KB allreduce there,
- * 1.6x slower than the hierarchical plan it displaced.
+ * 1.6x slower than the hierarchical plan it displaced. pap charges it per network peer of its posted exchange,
+ * whose messages pay one start-up between them (pc_cost_net_posted) but each its own handshake's turns (pap.c).
+ * Measured, not derived: why a pairwise exchange escapes the chain and pap's posted exchange does not is not
+ * settled.
  *   mpi_turns(1, 1) x (3 when k > 0 and handshake(bytes), else 1). */
 static inline double pc_cost_shift_turns(const struct pc_problem *p, const struct pc_machine_model *m, int k,
                                         double bytes)

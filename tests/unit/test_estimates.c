@@ -923,6 +923,11 @@ static void test_rendezvous_shift_turns(void **state)
     struct pc_problem one = a2a(8, 4096);
     one.shape.oversubscribed = true;
     NEAR(pc_bruck_steps_cost(&one, 2, 4096, &sw), pc_bruck_steps_cost(&one, 2, 4096, &m));
+    /* pap over point-to-point: each of its 4 network peers' 16 KiB messages pays the three turns, not one */
+    const struct pc_algorithm *pap = pc_registry_get(pc_registry_find("alltoall.pap"));
+    struct pc_problem blocks = a2a_nodes(2, 4, 4, 8, 16384, true, true);
+    const struct pc_params p2p = {0};
+    NEAR(pap->estimate(&blocks, &p2p, &sw) - pap->estimate(&blocks, &p2p, &m), 4 * 2 * 0.5);
     /* ranks with a core each: no turns at all */
     p.shape.oversubscribed = false;
     NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw), pc_bruck_steps_cost(&p, 2, 4096, &m));
