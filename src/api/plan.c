@@ -239,7 +239,8 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
     uint64_t mh = known ? model_hash(known) : 0;
     /* alltoallv's count check needs 2 P words: had here, so that a rank without them fails in the agreement */
     uint64_t *counts_scratch = NULL;
-    if (!local && p->prob.coll == PC_ALLTOALLV && !(counts_scratch = malloc(sizeof(uint64_t) * (2 * (size_t)p->size + 4 * (size_t)p->layout->nnodes))))
+    const size_t scratch_words = 2 * (size_t)p->size + 4 * (size_t)p->layout->nnodes; /* alltoallv_agree's */
+    if (!local && p->prob.coll == PC_ALLTOALLV && !(counts_scratch = malloc(sizeof(uint64_t) * scratch_words)))
         local = pc_error(PLANCOLL_ERR_NOMEM, "count check");
     uint64_t all[AGREE_NFIELDS] = {
         [AGREE_CALL_HASH] = h,

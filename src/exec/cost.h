@@ -213,13 +213,12 @@ static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct 
  * receiver completes on its own; on an oversubscribed host each link waits for its rank's turn, and in a shift the
  * receiver is busy with its own partner ahead. The calibrated network rows leave those turns out (their pairs ran
  * with the other ranks asleep): at 6 ranks on 3 emulated nodes over 2 cores, two-phase Bruck over 20 KiB messages
- * measured 3-4x an estimate charging one turn, spread-out (whose handshakes overlap) within 1.3x of its own. A
- * pairwise exchange (recursive doubling) answers both handshakes in the same turns of its two ranks and keeps
- * pc_cost_mpi_turns(1, 1): charging it three made ESTIMATE take recursive doubling for a 45 KB allreduce there,
- * 1.6x slower than the hierarchical plan it displaced. pap charges it per network peer of its posted exchange,
- * whose messages pay one start-up between them (pc_cost_net_posted) but each its own handshake's turns (pap.c).
- * Measured, not derived: why a pairwise exchange escapes the chain and pap's posted exchange does not is not
- * settled.
+ * measured 3-4x an estimate charging one turn, while spread-out, which already pays every message's start-up,
+ * stayed within 1.3x of its own. pap charges it per network peer of its posted exchange, whose messages share one
+ * start-up (pc_cost_net_posted) but each wait for its own handshake (pap.c). A pairwise exchange (recursive
+ * doubling) keeps pc_cost_mpi_turns(1, 1): charged three, ESTIMATE took recursive doubling for a 45 KB allreduce
+ * there, 1.6x slower than the hierarchical plan it displaced. Measured, not derived: why a pairwise exchange
+ * escapes the chain is not settled (one observation).
  *   mpi_turns(1, 1) x (3 when k > 0 and handshake(bytes), else 1). */
 static inline double pc_cost_shift_turns(const struct pc_problem *p, const struct pc_machine_model *m, int k,
                                         double bytes)
