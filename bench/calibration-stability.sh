@@ -38,7 +38,11 @@ python3 - "$dir" "$runs" "$np" "$cliques" <<'PY'
 import sys, statistics, collections
 d, runs, np_, cliques = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 sizes = ["8B", "64B", "512B", "4K", "32K", "256K", "2M"]
-named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"]}
+# lines of several values: each value is a figure of its own (a normal store and a streaming one differ many
+# times over by design; putting them in one row would read as instability)
+named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"], "net_step": ["low", "high"],
+         "stores": ["normal", "stream"],
+         "stores_small": ["normal@256B", "stream@256B", "normal@16K", "stream@16K"]}
 fig = collections.OrderedDict()
 choices = collections.defaultdict(list)
 margins = collections.defaultdict(list)  # problem -> per run, how much slower the runner-up's estimate was

@@ -135,6 +135,23 @@ static int another_round(struct cal *c, bool idle, const double *spread, int n, 
     return PLANCOLL_SUCCESS;
 }
 
+/* The scheduler-turn stages (measure_turn, measure_mpi_turn) time waits whose samples are spread by nature (most a
+ * few microseconds, some a scheduler slice): their spread never falls below PC_MODEL_STABLE_SPREAD, so the rounds
+ * of another_round would stop on the calibration's budget, after one round of 15-31 samples, and the figure (a mean
+ * or a quartile of a two-mode sample) moved 2-5x between calibrations. They take rounds until TURN_SAMPLES samples
+ * instead, bounded by TURN_STAGE_S of their own whatever the budget (a round costs about a millisecond here; a
+ * host whose every turn is a slice stops on time). After a round, agreed by every rank: *more. */
+enum { TURN_SAMPLES = 120 };
+#define TURN_STAGE_S 0.04
+static int another_turn_round(struct cal *c, bool idle, int samples, double stage_t0, bool *more)
+{
+    double v[2] = {samples < TURN_SAMPLES ? 1.0 : 0.0, MPI_Wtime() - stage_t0};
+    int err = agree_max_idle(c, idle, v, 2);
+    if (err) return err;
+    *more = v[0] > 0 && v[1] < TURN_STAGE_S;
+    return PLANCOLL_SUCCESS;
+}
+
 /* Concurrency levels measured: 1, 2 and the largest (the rows between are interpolated), so calibration costs
  * the same at 8 ranks per node as at 3. */
 static bool measured_level(int level, int top) { return level <= 2 || level == top; }
@@ -693,8 +710,8 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     enum { REPS = 31 };
     struct series x;
     memset(&x, 0, sizeof x);
-    bool need = true, more = true;
-    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    bool more = true;
+    double stage_t0 = MPI_Wtime(), spread = 0;
     uint64_t seq = c->seq;
     _Atomic uint64_t *mine = &c->flags[8 * me], *before = &c->flags[8 * ((me + ns - 1) % ns)];
     /* next to each flag, in its cache line, the time of its last post (CLOCK_MONOTONIC: one clock for the host) */
@@ -716,9 +733,9 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
             }
         }
         seq += REPS + 1;
-        spread = timer ? series_spread(&x) : 0;
-        if ((err = another_round(c, false, &spread, 1, round, stage_t0, &first, &need, &more))) return err;
+        if ((err = another_turn_round(c, false, ring ? x.n : TURN_SAMPLES, stage_t0, &more))) return err;
     }
+    spread = timer ? series_spread(&x) : 0;
     c->seq = seq + 1;
     if (timer) {
         m->turn_us = series_figure(&x); /* the hop; run() takes sync_us off once both are agreed */
@@ -744,8 +761,8 @@ static int measure_mpi_turn(struct cal *c, struct pc_machine_model *m)
     const int peers = ns - 1 < MOST ? ns - 1 : MOST; /* the first MOST after this rank (a ring of them) */
     struct series x;
     memset(&x, 0, sizeof x);
-    bool need = true, more = true;
-    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    bool more = true;
+    double stage_t0 = MPI_Wtime(), spread = 0;
     for (int round = 0; more && !err; round++) {
         for (int r = 0; r <= REPS && peers > 0 && !err; r++) { /* r = 0: untimed warm-up */
             double t0 = MPI_Wtime();
@@ -759,9 +776,10 @@ static int measure_mpi_turn(struct cal *c, struct pc_machine_model *m)
             if (timer && r > 0) series_add(&x, (MPI_Wtime() - t0) * 1e6 / peers);
         }
         if (err) break;
-        spread = timer ? series_spread(&x) : 0;
-        err = another_round(c, !timer, &spread, 1, round, stage_t0, &first, &need, &more);
+        /* ranks that time nothing follow the timers' counts (agreed max) */
+        err = another_turn_round(c, !timer, timer ? x.n : TURN_SAMPLES, stage_t0, &more);
     }
+    spread = timer ? series_spread(&x) : 0;
     if (err) return err;
     if (timer) {
         /* the mean, not the lower quartile of the other figures: a collective's round pays the slow turns too
