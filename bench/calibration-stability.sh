@@ -77,10 +77,12 @@ for i in range(1, runs + 1):
             name, vals = f"net {t[1]}", t[2].split(",")
         elif key == "taulop":
             name, vals = f"taulop {t[1]} {t[2]}", t[3].split(",")
+        elif key == "taulop_stream":
+            name, vals = f"taulop_stream {t[1]}", t[2].split(",")
         else:
             name, vals = key, t[1:]
         for j, v in enumerate(vals):
-            if key in ("net", "taulop"): label = f"{name} @{sizes[j]}"
+            if key in ("net", "taulop", "taulop_stream"): label = f"{name} @{sizes[j]}"
             elif key in named: label = f"{key}.{named[key][j]}"
             else: label = name
             fig.setdefault(label, []).append(float(v))
