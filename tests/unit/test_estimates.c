@@ -978,6 +978,16 @@ static void test_rendezvous_shift_turns(void **state)
     struct pc_problem blocks = a2a_nodes(2, 4, 4, 8, 16384, true, true);
     const struct pc_params p2p = {0};
     NEAR(pap->estimate(&blocks, &p2p, &sw) - pap->estimate(&blocks, &p2p, &m), 4 * 2 * 0.5);
+    /* spread-out likewise: 2 nodes of 4, every rank sending 16 KiB to each of the 7 others, 4 of them off-node
+     * (nz_e = 7 x 4 / 7): two more turns for each network message above the switch, none for the node's; below
+     * it (1 KiB messages) as without a switch */
+    const struct pc_algorithm *so = pc_registry_get(pc_registry_find("alltoallv.spreadout"));
+    struct pc_problem v = a2av_nodes(2, 4, 4, 8, 7 * 16384, 7 * 16384, 4 * 16384);
+    v.shape.oversubscribed = true;
+    NEAR(so->estimate(&v, &p2p, &sw) - so->estimate(&v, &p2p, &m), 4 * 2 * 0.5);
+    struct pc_problem vs = a2av_nodes(2, 4, 4, 8, 7 * 1024, 7 * 1024, 4 * 1024);
+    vs.shape.oversubscribed = true;
+    NEAR(so->estimate(&vs, &p2p, &sw), so->estimate(&vs, &p2p, &m));
     /* ranks with a core each: no turns at all */
     p.shape.oversubscribed = false;
     NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw), pc_bruck_steps_cost(&p, 2, 4096, &m));
