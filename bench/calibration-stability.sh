@@ -38,7 +38,11 @@ python3 - "$dir" "$runs" "$np" "$cliques" <<'PY'
 import sys, statistics, collections
 d, runs, np_, cliques = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 sizes = ["8B", "64B", "512B", "4K", "32K", "256K", "2M"]
-named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"]}
+# lines of several values: each value is a figure of its own (a normal store and a streaming one differ many
+# times over by design; putting them in one row would read as instability)
+named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"], "net_step": ["low", "high"],
+         "stores": ["normal", "stream"],
+         "stores_small": ["normal@256B", "stream@256B", "normal@16K", "stream@16K"]}
 fig = collections.OrderedDict()
 choices = collections.defaultdict(list)
 margins = collections.defaultdict(list)  # problem -> per run, how much slower the runner-up's estimate was
@@ -73,10 +77,12 @@ for i in range(1, runs + 1):
             name, vals = f"net {t[1]}", t[2].split(",")
         elif key == "taulop":
             name, vals = f"taulop {t[1]} {t[2]}", t[3].split(",")
+        elif key == "taulop_stream":
+            name, vals = f"taulop_stream {t[1]}", t[2].split(",")
         else:
             name, vals = key, t[1:]
         for j, v in enumerate(vals):
-            if key in ("net", "taulop"): label = f"{name} @{sizes[j]}"
+            if key in ("net", "taulop", "taulop_stream"): label = f"{name} @{sizes[j]}"
             elif key in named: label = f"{key}.{named[key][j]}"
             else: label = name
             fig.setdefault(label, []).append(float(v))

@@ -201,6 +201,21 @@ double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double
     return level_interp(m->shm_time[n - 1], m->shm_taus, tau, bytes, NULL, 0);
 }
 
+bool pc_model_has_stream_handoff(const struct pc_machine_model *m)
+{
+    if (m->shm_taus < 1) return false;
+    for (int t = 0; t < m->shm_taus && t < PC_MODEL_MAX_TAU; t++)
+        if (m->shm_stream_time[t][0] <= 0) return false;
+    return true;
+}
+
+double pc_cost_shm_handoff(const struct pc_machine_model *m, bool stream, int tau, double bytes)
+{
+    if (bytes <= 0) return 0;
+    if (!pc_model_has_stream_handoff(m)) return pc_cost_shm_copy(m, 2, tau, bytes) + pc_cost_shared_store(m, stream, bytes);
+    return stream ? level_interp(m->shm_stream_time, m->shm_taus, tau, bytes, NULL, 0) : pc_cost_shm_copy(m, 2, tau, bytes);
+}
+
 double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes)
 {
     double c = 0;
@@ -446,6 +461,12 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
             snprintf(head, sizeof head, "taulop %d %d", n + 1, t + 1);
             if (append_row(buf, len, cap, head, m->shm_time[n][t])) return -1;
         }
+    /* only when measured (older texts lack the lines: the streaming handoff then falls back, pc_cost_shm_handoff) */
+    for (int t = 0; t < m->shm_taus && t < PC_MODEL_MAX_TAU; t++)
+        if (m->shm_stream_time[t][0] > 0) {
+            snprintf(head, sizeof head, "taulop_stream %d", t + 1);
+            if (append_row(buf, len, cap, head, m->shm_stream_time[t])) return -1;
+        }
     for (int o = 0; o < PC_MODEL_MAX_OPS; o++)
         for (int t = 0; t < PC_MODEL_MAX_TYPES; t++)
             if (m->reduce_us_per_b[o][t] > 0 &&
@@ -463,6 +484,11 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
                 snprintf(head, sizeof head, "spread taulop %d %d", n + 1, t + 1);
                 if (append_row(buf, len, cap, head, m->shm_spread[n][t])) return -1;
             }
+    for (int t = 0; t < m->shm_taus && t < PC_MODEL_MAX_TAU; t++)
+        if (m->shm_stream_spread[t][0] > 0) {
+            snprintf(head, sizeof head, "spread taulop_stream %d", t + 1);
+            if (append_row(buf, len, cap, head, m->shm_stream_spread[t])) return -1;
+        }
     for (int f = 0; f < PC_FIG_COUNT; f++)
         if (f != PC_FIG_NET && f != PC_FIG_TAULOP && m->spread[f] > 0 &&
             append(buf, len, cap, "spread %s %.17g\n", pc_model_figure_names[f], m->spread[f]))
@@ -545,12 +571,19 @@ static int read_figure(const char **p)
     return -1;
 }
 
-/* "spread net K row", "spread taulop N TAU row" or "spread FIGURE value"; a spread is a ratio, >= 1. */
+/* "spread net K row", "spread taulop N TAU row", "spread taulop_stream TAU row" or "spread FIGURE value"; a
+ * spread is a ratio, >= 1. */
 static int spread_line(struct pc_machine_model *m, const char **p)
 {
-    int f = read_figure(p), a = 0, b = 0;
+    static const char stream_word[] = "taulop_stream ";
+    bool stream = strncmp(*p, stream_word, sizeof stream_word - 1) == 0;
+    if (stream) *p += sizeof stream_word - 1;
+    int f = stream ? -1 : read_figure(p), a = 0, b = 0;
     double *row = NULL, one = 0;
-    if (f == PC_FIG_NET) {
+    if (stream) {
+        if (read_int(p, 1, PC_MODEL_MAX_TAU, &b)) return 0;
+        row = m->shm_stream_spread[b - 1];
+    } else if (f == PC_FIG_NET) {
         if (read_int(p, 1, PC_MODEL_MAX_PORTS, &a)) return 0;
         row = m->net_spread[a - 1];
     } else if (f == PC_FIG_TAULOP) {
@@ -653,6 +686,8 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
     } else if (strcmp(key, "taulop") == 0) {
         ok = !read_int(&p, 1, 2, &a) && !read_int(&p, 1, PC_MODEL_MAX_TAU, &b) && !read_row(&p, m->shm_time[a - 1][b - 1]);
         if (ok && b > m->shm_taus) m->shm_taus = b;
+    } else if (strcmp(key, "taulop_stream") == 0) {
+        ok = !read_int(&p, 1, PC_MODEL_MAX_TAU, &b) && !read_row(&p, m->shm_stream_time[b - 1]);
     } else if (strcmp(key, "reduce") == 0) {
         ok = !read_int(&p, 0, PC_MODEL_MAX_OPS - 1, &a) && !read_int(&p, 0, PC_MODEL_MAX_TYPES - 1, &b) &&
              !read_number(&p, &m->reduce_us_per_b[a][b]);

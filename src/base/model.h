@@ -97,6 +97,14 @@ struct pc_machine_model {
      * run concurrently on the node. Zero: not measured. */
     double shm_time[2][PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
     int shm_taus; /* how many tau levels were measured */
+    /* The 2-copy transfer (shm_time[1]) with its first copy in streaming stores and a fence before the signal,
+     * into a double-buffered slot as the staging plans use (alltoall.pap): the writer's lines go to memory instead
+     * of being fetched back from the reader's core, the reader misses its caches. shm_time[1] is timed with
+     * ordinary stores, so it is that mode's cost of the same transfer; which mode is cheaper depends on where the
+     * host placed the cores (far apart, at 640 KiB: ordinary 400-480 us, streaming 90-120; close: 55-80 and
+     * 100-115). Zero: not measured (no streaming stores on this target, a default model, an older model text):
+     * pc_cost_shm_handoff then prices both modes as before (shm_time[1] plus pc_cost_shared_store). */
+    double shm_stream_time[PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
     /* One signal between ranks of a node (flag post to the waiter's wake-up), measured while the node's other
      * ranks sleep: without the wait for a scheduler turn that oversubscription adds (turn_us). */
     double sync_us;
@@ -141,6 +149,7 @@ struct pc_machine_model {
      * rules (pc_model_check) apply only to measured figures. */
     double net_spread[PC_MODEL_MAX_PORTS][PC_MODEL_NSIZES];
     double shm_spread[2][PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
+    double shm_stream_spread[PC_MODEL_MAX_TAU][PC_MODEL_NSIZES];
     double spread[PC_FIG_COUNT]; /* the scalar figures' (o, g, shm_alpha, shm_beta, sync, transpose, reduce...) */
     unsigned unstable; /* PC_FIG_BIT per figure whose spread stayed above PC_MODEL_STABLE_SPREAD when its time ran out */
     unsigned clamped;  /* PC_FIG_BIT per figure a consistency rule clamped after a re-measurement */
@@ -229,6 +238,12 @@ double pc_cost_shared_store(const struct pc_machine_model *m, bool stream, doubl
 /* The sizes the store rounds are calibrated at (calibrate.c), smallest first: the model's small figures, then the
  * 1 MiB ones. */
 extern const double pc_store_sizes[PC_STORE_SIZES];
+/* One 2-copy transfer through a double-buffered node-shared slot whose first copy writes in the given store mode
+ * (streaming stores or ordinary ones), tau at once: each mode's own table when the model measured the streaming
+ * one (shm_stream_time; shm_time[1] is the ordinary mode's), else shm_time[1] plus pc_cost_shared_store. */
+double pc_cost_shm_handoff(const struct pc_machine_model *m, bool stream, int tau, double bytes);
+/* Whether the streaming 2-copy table was measured at every measured level. */
+bool pc_model_has_stream_handoff(const struct pc_machine_model *m);
 /* Reducing `bytes` of predefined (op_id, type_id), or a user op / unknown pair (-1). */
 double pc_cost_reduce(const struct pc_machine_model *m, int op_id, int type_id, double bytes);
 double pc_cost_transpose(const struct pc_machine_model *m, double bytes);

@@ -36,13 +36,17 @@
 #include "shm/wait.h"
 
 #define MAX_BYTES 2097152 /* the largest table size */
+/* A rank's copy slot: two halves of MAX_BYTES, written by turns (the handoff's parity, measure_taulop), as a
+ * plan's staging slots are double-buffered (alltoall.pap): a writer never rewrites lines its reader may still be
+ * copying out. */
+#define SLOT_BYTES (2 * (size_t)MAX_BYTES)
 #define REDUCE_BYTES 65536
 
 struct cal {
     struct pc_layout *L;
     char *priv;                  /* MAX_BYTES private scratch */
     char *priv2;
-    struct pc_node_shm area;     /* node-shared: flags line per local rank, then MAX_BYTES slot per local rank */
+    struct pc_node_shm area;     /* node-shared: flags line per local rank, then SLOT_BYTES slot per local rank */
     char *shm;
     _Atomic uint64_t *flags;     /* local rank i's flag at flags[i * 8] */
     uint64_t seq;                /* the next flag value unused on every rank (flags only grow) */
@@ -132,6 +136,23 @@ static int another_round(struct cal *c, bool idle, const double *spread, int n, 
         any = any || need[i];
     }
     *more = any && round + 1 < MAX_ROUNDS && v[n] < STAGE_FACTOR * *first_round && v[n + 1] < CALIBRATION_BUDGET_S;
+    return PLANCOLL_SUCCESS;
+}
+
+/* The scheduler-turn stages (measure_turn, measure_mpi_turn) time waits whose samples are spread by nature (most a
+ * few microseconds, some a scheduler slice): their spread never falls below PC_MODEL_STABLE_SPREAD, so the rounds
+ * of another_round would stop on the calibration's budget, after one round of 15-31 samples, and the figure (a mean
+ * or a quartile of a two-mode sample) moved 2-5x between calibrations. They take rounds until TURN_SAMPLES samples
+ * instead, bounded by TURN_STAGE_S of their own whatever the budget (a round costs about a millisecond here; a
+ * host whose every turn is a slice stops on time). After a round, agreed by every rank: *more. */
+enum { TURN_SAMPLES = 120 };
+#define TURN_STAGE_S 0.04
+static int another_turn_round(struct cal *c, bool idle, int samples, double stage_t0, bool *more)
+{
+    double v[2] = {samples < TURN_SAMPLES ? 1.0 : 0.0, MPI_Wtime() - stage_t0};
+    int err = agree_max_idle(c, idle, v, 2);
+    if (err) return err;
+    *more = v[0] > 0 && v[1] < TURN_STAGE_S;
     return PLANCOLL_SUCCESS;
 }
 
@@ -584,8 +605,12 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
     uint64_t seq = c->seq;
     const int host_nodes = c->host_nodes, host_cores = c->host_cores;
     int err = PLANCOLL_SUCCESS;
-    for (int n = 1; n <= 2; n++)
+    /* pass 0: one copy; 1: two copies, the first in ordinary stores; 2: the same with streaming stores (model.h:
+     * shm_stream_time), where the target has them */
+    for (int pass = 0; pass < (PC_STREAM_STORES ? 3 : 2); pass++)
         for (int tau = 1; tau <= taumax; tau++) {
+            const int n = pass == 0 ? 1 : 2;
+            const bool stream = pass == 2;
             if (!measured_level(tau, taumax)) continue;
             /* Emulated nodes that share a host, with more copying ranks than the host has cores, take turns:
              * each node's level is then tau ranks on cores of their own, as on a node of its own (the wait for
@@ -606,7 +631,7 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                 int cpu = (turns == 1 ? L->node_id % host_nodes : 0) * tau + L->node_rank;
                 bool pinned = spin && tau >= 2 && mine && pin_cpu(cpu, &saved);
                 char *slots = c->shm + 64 * (size_t)L->node_size;
-                char *own = slots + (size_t)L->node_rank * MAX_BYTES;
+                char *own = slots + (size_t)L->node_rank * SLOT_BYTES;
                 struct series x[PC_MODEL_NSIZES];
                 memset(x, 0, sizeof x);
                 bool need[PC_MODEL_NSIZES], more = true;
@@ -635,15 +660,26 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                             for (int b = 0; b < batch; b++) {
                                 seq++;
                                 if (n == 1) {
-                                    memcpy(c->priv, slots + (size_t)from * MAX_BYTES, bytes);
+                                    memcpy(c->priv, slots + (size_t)from * SLOT_BYTES, bytes);
                                 } else {
                                     /* write own slot, signal, wait for the previous rank's signal, read its slot
                                      * (tau = 1 hands off to itself: the copy out still follows the signal) */
-                                    memcpy(own, c->priv, bytes);
+                                    /* the half of this handoff's parity: the reader may still be copying
+                                     * the other half out (nothing waits for it), and a rewrite of the lines
+                                     * it reads would bounce them between the two cores, a cost no
+                                     * double-buffered plan pays (7-10x the handoff at 256 KiB-2 MiB with the
+                                     * two cores placed far apart) */
+                                    const size_t half = (size_t)(seq & 1) * MAX_BYTES;
+                                    if (stream) {
+                                        pc_stream_copy(own + half, c->priv, bytes);
+                                        pc_stream_fence();
+                                    } else {
+                                        memcpy(own + half, c->priv, bytes);
+                                    }
                                     pc_flag_post(&c->flags[8 * L->node_rank], seq);
                                     if (spin) flag_wait_running(L, &c->flags[8 * prev], seq);
                                     else pc_flag_wait(L, &c->flags[8 * prev], seq);
-                                    memcpy(c->priv2, slots + (size_t)prev * MAX_BYTES, bytes);
+                                    memcpy(c->priv2, slots + (size_t)prev * SLOT_BYTES + half, bytes);
                                 }
                             }
                             if (r >= warm) series_add(&x[s], (MPI_Wtime() - t0) * 1e6 / batch);
@@ -656,8 +692,8 @@ static int measure_taulop(struct cal *c, struct pc_machine_model *m, int taumax)
                 unpin_cpu(pinned, &saved);
                 if (err) return err;
                 for (int s = 0; s < PC_MODEL_NSIZES && mine; s++) {
-                    m->shm_time[n - 1][tau - 1][s] = series_figure(&x[s]);
-                    m->shm_spread[n - 1][tau - 1][s] = spread[s];
+                    (stream ? m->shm_stream_time : m->shm_time[n - 1])[tau - 1][s] = series_figure(&x[s]);
+                    (stream ? m->shm_stream_spread : m->shm_spread[n - 1])[tau - 1][s] = spread[s];
                 }
             }
         }
@@ -693,8 +729,8 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
     enum { REPS = 31 };
     struct series x;
     memset(&x, 0, sizeof x);
-    bool need = true, more = true;
-    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    bool more = true;
+    double stage_t0 = MPI_Wtime(), spread = 0;
     uint64_t seq = c->seq;
     _Atomic uint64_t *mine = &c->flags[8 * me], *before = &c->flags[8 * ((me + ns - 1) % ns)];
     /* next to each flag, in its cache line, the time of its last post (CLOCK_MONOTONIC: one clock for the host) */
@@ -716,9 +752,9 @@ static int measure_turn(struct cal *c, struct pc_machine_model *m)
             }
         }
         seq += REPS + 1;
-        spread = timer ? series_spread(&x) : 0;
-        if ((err = another_round(c, false, &spread, 1, round, stage_t0, &first, &need, &more))) return err;
+        if ((err = another_turn_round(c, false, ring ? x.n : TURN_SAMPLES, stage_t0, &more))) return err;
     }
+    spread = timer ? series_spread(&x) : 0;
     c->seq = seq + 1;
     if (timer) {
         m->turn_us = series_figure(&x); /* the hop; run() takes sync_us off once both are agreed */
@@ -744,8 +780,8 @@ static int measure_mpi_turn(struct cal *c, struct pc_machine_model *m)
     const int peers = ns - 1 < MOST ? ns - 1 : MOST; /* the first MOST after this rank (a ring of them) */
     struct series x;
     memset(&x, 0, sizeof x);
-    bool need = true, more = true;
-    double stage_t0 = MPI_Wtime(), first = 0, spread = 0;
+    bool more = true;
+    double stage_t0 = MPI_Wtime(), spread = 0;
     for (int round = 0; more && !err; round++) {
         for (int r = 0; r <= REPS && peers > 0 && !err; r++) { /* r = 0: untimed warm-up */
             double t0 = MPI_Wtime();
@@ -759,9 +795,10 @@ static int measure_mpi_turn(struct cal *c, struct pc_machine_model *m)
             if (timer && r > 0) series_add(&x, (MPI_Wtime() - t0) * 1e6 / peers);
         }
         if (err) break;
-        spread = timer ? series_spread(&x) : 0;
-        err = another_round(c, !timer, &spread, 1, round, stage_t0, &first, &need, &more);
+        /* ranks that time nothing follow the timers' counts (agreed max) */
+        err = another_turn_round(c, !timer, timer ? x.n : TURN_SAMPLES, stage_t0, &more);
     }
+    spread = timer ? series_spread(&x) : 0;
     if (err) return err;
     if (timer) {
         /* the mean, not the lower quartile of the other figures: a collective's round pays the slow turns too
@@ -853,7 +890,7 @@ static void measure_local(struct cal *c, struct pc_machine_model *m)
 /* The measured part of the model as one vector, for the maximum over ranks. */
 enum {
     V_NET = PC_MODEL_MAX_PORTS * PC_MODEL_NSIZES,
-    V_SHM = 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES,
+    V_SHM = 3 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, /* shm_time[0..1], then shm_stream_time */
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
     V_SCALARS = 18,
     V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
@@ -863,6 +900,7 @@ static void to_vector(const struct pc_machine_model *m, double *v)
 {
     memcpy(v, m->net_time, sizeof m->net_time);
     memcpy(v + V_NET, m->shm_time, sizeof m->shm_time);
+    memcpy(v + V_NET + 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, m->shm_stream_time, sizeof m->shm_stream_time);
     memcpy(v + V_NET + V_SHM, m->reduce_us_per_b, sizeof m->reduce_us_per_b);
     double *s = v + V_NET + V_SHM + V_RED;
     s[0] = m->o_us;
@@ -886,6 +924,7 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     double *sp = s + V_SCALARS;
     memcpy(sp, m->net_spread, sizeof m->net_spread);
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
+    memcpy(sp + V_NET + 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, m->shm_stream_spread, sizeof m->shm_stream_spread);
     memcpy(sp + V_NET + V_SHM, m->spread, sizeof m->spread);
 }
 
@@ -893,6 +932,7 @@ static void from_vector(struct pc_machine_model *m, const double *v)
 {
     memcpy(m->net_time, v, sizeof m->net_time);
     memcpy(m->shm_time, v + V_NET, sizeof m->shm_time);
+    memcpy(m->shm_stream_time, v + V_NET + 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, sizeof m->shm_stream_time);
     memcpy(m->reduce_us_per_b, v + V_NET + V_SHM, sizeof m->reduce_us_per_b);
     const double *s = v + V_NET + V_SHM + V_RED;
     m->o_us = s[0];
@@ -916,6 +956,7 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     const double *sp = s + V_SCALARS;
     memcpy(m->net_spread, sp, sizeof m->net_spread);
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
+    memcpy(m->shm_stream_spread, sp + V_NET + 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, sizeof m->shm_stream_spread);
     memcpy(m->spread, sp + V_NET + V_SHM, sizeof m->spread);
 }
 
@@ -978,6 +1019,8 @@ static int remeasure(struct cal *c, struct pc_machine_model *meas, unsigned bad,
     if (bad & PC_FIG_BIT(PC_FIG_TAULOP)) {
         memcpy(meas->shm_time, again.shm_time, sizeof meas->shm_time);
         memcpy(meas->shm_spread, again.shm_spread, sizeof meas->shm_spread);
+        memcpy(meas->shm_stream_time, again.shm_stream_time, sizeof meas->shm_stream_time);
+        memcpy(meas->shm_stream_spread, again.shm_stream_spread, sizeof meas->shm_stream_spread);
     }
     return PLANCOLL_SUCCESS;
 }
@@ -1029,6 +1072,9 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
     m->shm_taus = taumax;
     fill_levels(m->shm_time[0], taumax);
     fill_levels(m->shm_time[1], taumax);
+    memcpy(m->shm_stream_time, meas.shm_stream_time, sizeof m->shm_stream_time);
+    memcpy(m->shm_stream_spread, meas.shm_stream_spread, sizeof m->shm_stream_spread);
+    fill_levels(m->shm_stream_time, taumax);
     m->transpose_us_per_b = meas.transpose_us_per_b;
     memcpy(m->reduce_us_per_b, meas.reduce_us_per_b, sizeof m->reduce_us_per_b);
     m->reduce_default_us_per_b = meas.reduce_default_us_per_b;
@@ -1101,7 +1147,7 @@ static int probe_taulop(struct cal *c, int tau, int bytes, struct probe_result *
         int reps = reps_for(bytes);
         for (int r = 0; r < 1 + reps && mine; r++) {
             double t0 = MPI_Wtime();
-            memcpy(c->priv, slots + (size_t)from * MAX_BYTES, (size_t)bytes);
+            memcpy(c->priv, slots + (size_t)from * SLOT_BYTES, (size_t)bytes);
             if (r >= 1) series_add(&x, (MPI_Wtime() - t0) * 1e6);
         }
         unpin_cpu(pinned, &saved);
@@ -1266,7 +1312,7 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
     /* Collective over the communicator, and their failures agreed inside: the node barrier's slots, and the
      * node area (flags of every local rank first, a line each, then the copy slots). */
     int err = pc_layout_control(L);
-    if (!err) err = pc_node_shm_alloc(L, (size_t)L->node_size * (64 + (size_t)MAX_BYTES), &c.area);
+    if (!err) err = pc_node_shm_alloc(L, (size_t)L->node_size * (64 + SLOT_BYTES), &c.area);
     bool mapped = !err;
     size_t failed = 0; /* the bytes this rank could not reserve */
     if (mapped) {
@@ -1275,14 +1321,14 @@ int pc_calibrate(struct pc_layout *L, struct pc_machine_model *m)
         /* This rank's flag line and copy slot have memory behind them before anyone stores (reserve.h): a full
          * /dev/shm fails the calibration (agreed below) instead of raising SIGBUS. */
         if (pc_shm_reserve(c.shm + 64 * (size_t)L->node_rank, 64) != 0 ||
-            pc_shm_reserve(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, MAX_BYTES) != 0)
-            failed = 64 + (size_t)MAX_BYTES;
+            pc_shm_reserve(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * SLOT_BYTES, SLOT_BYTES) != 0)
+            failed = 64 + SLOT_BYTES;
     }
     if (!err) err = pc_shm_agree_reserved(L, local, failed, "calibration's node-shared area");
     if (!err && !local) {
         /* The flag and slot of this rank may lie in a peer's part: written only once every part is reserved. */
         memset(c.shm + 64 * (size_t)L->node_rank, 0, 64);
-        memset(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * MAX_BYTES, 3, MAX_BYTES);
+        memset(c.shm + 64 * (size_t)L->node_size + (size_t)L->node_rank * SLOT_BYTES, 3, SLOT_BYTES);
         pc_node_shm_sync(&c.area);
         pc_node_barrier(L); /* every slot initialised before anyone reads it */
         pc_node_shm_sync(&c.area);

@@ -8,6 +8,7 @@
 
 #include "api/handles.h"
 #include "base/model.h"
+#include "base/stream_copy.h" /* PC_STREAM_STORES */
 #include "testlib.h"
 
 static uint64_t text_hash(const struct pc_machine_model *m)
@@ -96,6 +97,12 @@ int main(int argc, char **argv)
                 for (int s = 0; s < PC_MODEL_NSIZES; s++)
                     TL_CHECK(m->shm_time[n][t][s] > 0, "shm_time[%d][%d][%d] = %g", n, t, s, m->shm_time[n][t][s]);
         TL_CHECK(m->shm_time[0][0][PC_MODEL_NSIZES - 1] > m->shm_time[0][0][0], "a 2 MiB copy no slower than 8 B");
+        /* the 2-copy handoff in streaming stores, wherever the target has them (every level, every size) */
+        TL_CHECK(pc_model_has_stream_handoff(m) == (PC_STREAM_STORES != 0), "streaming handoff table %s",
+                 PC_STREAM_STORES ? "missing" : "present without streaming stores");
+        for (int t = 0; t < m->shm_taus && PC_STREAM_STORES; t++)
+            for (int s = 0; s < PC_MODEL_NSIZES; s++)
+                TL_CHECK(m->shm_stream_time[t][s] > 0, "shm_stream_time[%d][%d] = %g", t, s, m->shm_stream_time[t][s]);
         TL_CHECK(m->transpose_us_per_b > 0 && m->reduce_default_us_per_b > 0, "local figures not positive");
         if (m->net_ports >= 1) {
             for (int k = 0; k < m->net_ports; k++)

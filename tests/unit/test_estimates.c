@@ -607,6 +607,56 @@ static double estimate_stores(const char *name, const struct pc_problem *p, stru
     return pc_registry_get(pc_registry_find(name))->estimate(p, &params, &m);
 }
 
+/* estimate_stores with the streaming 2-copy table too (model.h: shm_stream_time), k times the hand model's shape
+ * of the 2-copy table (k = 0: not measured) */
+static double estimate_handoff(const char *name, const struct pc_problem *p, struct pc_params params, double normal,
+                               double stream, double k)
+{
+    struct pc_machine_model m;
+    hand_model(&m);
+    m.store_normal_us_per_b = normal;
+    m.store_stream_us_per_b = stream;
+    for (int t = 1; t <= PC_MODEL_MAX_TAU; t++)
+        for (int s = 0; s < PC_MODEL_NSIZES; s++) m.shm_stream_time[t - 1][s] = k * (0.25 + t * pc_model_sizes[s] / 8000.0);
+    return pc_registry_get(pc_registry_find(name))->estimate(p, &params, &m);
+}
+
+/* Where calibration timed the 2-copy handoff in both store modes, the staging alltoalls price the transfers a node's
+ * ranks make through their node-shared slots by each mode's own table, and no store difference on those bytes:
+ * pap's n blocks into its peers' slots, the node-aware family's own-node piece (the other nodes' pieces as before).
+ * Hand-worked at tau = ppn = 2 and 32 KiB (a table size): 1-copy 0.25 + 4.096 = 4.346 (tau 1) and 8.442 (tau 2);
+ * ordinary 2-copy 2 (0.25 + 8.192) = 16.884; streaming, k = 3: 25.326. Store terms 3e-4 and 1e-4 us/B (ordinary
+ * dear by 2e-4 us/B: 6.5536 us on 32 KiB). */
+static void test_staging_handoff(void **state)
+{
+    (void)state;
+    struct pc_params normal = {0}, stream = {0};
+    stream.stores = 1;
+    /* pap, one node of 2, 32 KiB blocks: its own block (4.346) and one handoff */
+    struct pc_problem p = a2a(2, 32768);
+    NEAR(estimate_handoff("alltoall.pap", &p, normal, 3e-4, 1e-4, 3), 4.346 + 16.884);
+    NEAR(estimate_handoff("alltoall.pap", &p, stream, 3e-4, 1e-4, 3), 4.346 + 25.326);
+    /* the table cheaper than the ordinary mode (cores far apart) */
+    NEAR(estimate_handoff("alltoall.pap", &p, stream, 3e-4, 1e-4, 0.5), 4.346 + 0.5 * 8.442);
+    /* not measured: the 2-copy table and the store difference, as before */
+    NEAR(estimate_handoff("alltoall.pap", &p, normal, 3e-4, 1e-4, 0), 4.346 + 16.884 + 6.5536);
+    NEAR(estimate_handoff("alltoall.pap", &p, stream, 3e-4, 1e-4, 0), 4.346 + 16.884);
+    /* alltoall.leader, one node of 2, 16 KiB blocks: a rank's row (32 KiB) handed through S, and two signals */
+    p = a2a(2, 16384);
+    NEAR(estimate_handoff("alltoall.leader", &p, normal, 3e-4, 1e-4, 3), 16.884 + 0.4);
+    NEAR(estimate_handoff("alltoall.leader", &p, stream, 3e-4, 1e-4, 3), 25.326 + 0.4);
+    NEAR(estimate_handoff("alltoall.leader", &p, normal, 3e-4, 1e-4, 0), 2 * 8.442 + 6.5536 + 0.4);
+    NEAR(estimate_handoff("alltoall.leader", &p, stream, 3e-4, 1e-4, 0), 2 * 8.442 + 0.4);
+    /* mpml, 2 nodes of 2, 16 KiB blocks, one leader: only the own node's piece changes, from two 1-copies and its
+     * share of the store term (8.442 x 2 + 6.5536 ordinary, 8.442 x 2 streaming) to the handoff */
+    p = a2a_nodes(2, 2, 2, 4, 16384, true, false);
+    struct pc_params n1 = {.leaders = 1}, s1 = {.leaders = 1, .stores = 1};
+    NEAR(estimate_handoff("alltoall.mpml", &p, n1, 3e-4, 1e-4, 3) - estimate_handoff("alltoall.mpml", &p, n1, 3e-4, 1e-4, 0),
+         16.884 - (2 * 8.442 + 6.5536));
+    NEAR(estimate_handoff("alltoall.mpml", &p, s1, 3e-4, 1e-4, 3) - estimate_handoff("alltoall.mpml", &p, s1, 3e-4, 1e-4, 0),
+         25.326 - 2 * 8.442);
+}
+
 static void test_allreduce_stores(void **state)
 {
     (void)state;
@@ -928,6 +978,16 @@ static void test_rendezvous_shift_turns(void **state)
     struct pc_problem blocks = a2a_nodes(2, 4, 4, 8, 16384, true, true);
     const struct pc_params p2p = {0};
     NEAR(pap->estimate(&blocks, &p2p, &sw) - pap->estimate(&blocks, &p2p, &m), 4 * 2 * 0.5);
+    /* spread-out likewise: 2 nodes of 4, every rank sending 16 KiB to each of the 7 others, 4 of them off-node
+     * (nz_e = 7 x 4 / 7): two more turns for each network message above the switch, none for the node's; below
+     * it (1 KiB messages) as without a switch */
+    const struct pc_algorithm *so = pc_registry_get(pc_registry_find("alltoallv.spreadout"));
+    struct pc_problem v = a2av_nodes(2, 4, 4, 8, 7 * 16384, 7 * 16384, 4 * 16384);
+    v.shape.oversubscribed = true;
+    NEAR(so->estimate(&v, &p2p, &sw) - so->estimate(&v, &p2p, &m), 4 * 2 * 0.5);
+    struct pc_problem vs = a2av_nodes(2, 4, 4, 8, 7 * 1024, 7 * 1024, 4 * 1024);
+    vs.shape.oversubscribed = true;
+    NEAR(so->estimate(&vs, &p2p, &sw), so->estimate(&vs, &p2p, &m));
     /* ranks with a core each: no turns at all */
     p.shape.oversubscribed = false;
     NEAR(pc_bruck_steps_cost(&p, 2, 4096, &sw), pc_bruck_steps_cost(&p, 2, 4096, &m));
@@ -1220,7 +1280,7 @@ int main(void)
         cmocka_unit_test(test_busy_hierarchical_allreduce),
         cmocka_unit_test(test_busy_sweep),
         cmocka_unit_test(test_allreduce_stores),
-        cmocka_unit_test(test_alltoall_stores),
+        cmocka_unit_test(test_alltoall_stores), cmocka_unit_test(test_staging_handoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

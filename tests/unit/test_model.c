@@ -513,12 +513,61 @@ static void test_stores_by_size(void **state)
     assert_int_equal(pc_model_parse_line(&b, "stores_small 1e-4 1e-4 0 1e-4", err, sizeof err), -1);
 }
 
+/* The streaming 2-copy table (model.h: shm_stream_time) travels as "taulop_stream TAU row" with its spread, only
+ * when measured; a text without it (older wisdom, no streaming stores) reads as not measured, and the handoff cost
+ * then falls back to the 2-copy table plus the store difference. A level left unmeasured means no table. */
+static void test_stream_handoff_round_trip(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    pc_model_default(&a);
+    a.store_normal_us_per_b = 3 * 6.103515625e-05;
+    a.store_stream_us_per_b = 6.103515625e-05;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_null(strstr(buf, "taulop_stream"));
+    free(buf);
+    assert_false(pc_model_has_stream_handoff(&a));
+    /* not measured: 2-copy plus the store term (ordinary dear by 2 x 2^-14 us/B: 4 us on 32 KiB) */
+    NEAR(pc_cost_shm_handoff(&a, false, 2, 32768), a.shm_time[1][1][4] + 4.0);
+    NEAR(pc_cost_shm_handoff(&a, true, 2, 32768), a.shm_time[1][1][4]);
+    for (int t = 0; t < a.shm_taus; t++)
+        for (int s = 0; s < PC_MODEL_NSIZES; s++) {
+            a.shm_stream_time[t][s] = 0.5 * (t + 1) * (s + 1); /* exact in binary */
+            a.shm_stream_spread[t][s] = 1.25;
+        }
+    assert_true(pc_model_has_stream_handoff(&a));
+    buf = NULL;
+    len = cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\ntaulop_stream 2 1,2,3,4,5,6,7\n"));
+    assert_non_null(strstr(buf, "\nspread taulop_stream 1 1.25,1.25,1.25,1.25,1.25,1.25,1.25\n"));
+    memset(&b, 0, sizeof b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
+    free(buf);
+    assert_memory_equal(b.shm_stream_time, a.shm_stream_time, sizeof a.shm_stream_time);
+    assert_memory_equal(b.shm_stream_spread, a.shm_stream_spread, sizeof a.shm_stream_spread);
+    /* measured: each mode its own table, no store term */
+    NEAR(pc_cost_shm_handoff(&b, true, 2, 32768), 5.0);
+    NEAR(pc_cost_shm_handoff(&b, false, 2, 32768), b.shm_time[1][1][4]);
+    /* one level missing: not measured */
+    b.shm_stream_time[1][0] = 0;
+    assert_false(pc_model_has_stream_handoff(&b));
+    assert_int_equal(pc_model_parse_line(&b, "taulop_stream 0 1,2,3,4,5,6,7", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "taulop_stream 9 1,2,3,4,5,6,7", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "taulop_stream 1 1,2,3", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "spread taulop_stream 1 0.5,1,1,1,1,1,1", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_turn_round_trip), cmocka_unit_test(test_stores_round_trip), cmocka_unit_test(test_net_step),
-        cmocka_unit_test(test_stores_by_size),
+        cmocka_unit_test(test_stores_by_size), cmocka_unit_test(test_stream_handoff_round_trip),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
         cmocka_unit_test(test_running_cost), cmocka_unit_test(test_check_decision),

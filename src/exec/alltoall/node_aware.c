@@ -56,7 +56,11 @@
  *             + turns(2 + [N > 1])      their scheduler turns, and the one wait for the posted node-pair messages
  *                                       (cost.h: on an oversubscribed host only)
  *   T_store = shared_store(stores, P m)  the gather's writes into S in the plan's store mode beyond what the copy
- *                                       terms price (model.h, pc_cost_shared_store: 0 for the cheaper mode)
+ *                                       terms price (model.h, pc_cost_shared_store: 0 for the cheaper mode);
+ *                                       where calibration timed the 2-copy handoff in both store modes
+ *                                       (model.h: shm_stream_time), the node's own piece is that handoff instead:
+ *                                       T_store = shm_handoff(stores, ppn, ppn m) - 2 piece
+ *                                                 + shared_store(stores, (N-1) ppn m)
  *   MPML (and L-a2a, l = 1): T_gather + T_inter + T_scatter + T_sync + T_store
  *   ONMPML: T_start + max(T_inter, T_intra) + T_end + T_sync + T_store, T_start = T_end = piece (the first
  *           gather and the last scatter), T_intra = (2N - 2) piece (the rest of the gather and scatter).
@@ -682,6 +686,24 @@ static double na_inter(const struct pc_machine_model *mm, int pairs, int l, doub
     return k == lo ? t_lo : t_lo + (k - lo) * (pc_cost_net_posted(mm, lo + 1, r, bytes) - t_lo);
 }
 
+/* The copies of a rank's row: in (gather) and out (scatter), one piece of ppn m bytes per node each way, and its
+ * writes into S in the plan's store mode (T_gather + T_scatter + T_store). The node's own piece is written into S
+ * and copied out by the node's ranks right after the gather's barrier: a handoff through node-shared lines, which
+ * the model times in both store modes where it can (pc_cost_shm_handoff); priced as two clean copies plus the
+ * store term's difference between the modes instead, the streaming mode came out no dearer than the other, 1.8x
+ * below its time at one node (1n2p, 640 KiB blocks: 78-87 us predicted, 140-163 measured). The other nodes'
+ * pieces are read by MPI's send and written by its receive: as before. */
+static double na_row_copies(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
+{
+    const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
+    const double m = (double)p->block_bytes, piece_bytes = (double)ppn * m;
+    const double piece = pc_cost_shm_copy(mm, 1, ppn, piece_bytes);
+    if (!pc_model_has_stream_handoff(mm))
+        return 2.0 * N * piece + pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m);
+    return pc_cost_shm_handoff(mm, cfg->stream, ppn, piece_bytes) + 2.0 * (N - 1) * piece +
+           pc_cost_shared_store(mm, cfg->stream, (N - 1) * piece_bytes);
+}
+
 double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg, const struct pc_machine_model *mm)
 {
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
@@ -696,7 +718,8 @@ double pc_na_estimate(const struct pc_problem *p, const struct pc_na_config *cfg
     double inter =
         N > 1 ? na_inter(mm, N - 1, l, (double)ppn * ppn * m, cfg->put) * pc_cost_waiting_slowdown(p, moving) : 0;
     double sync = 2 * mm->sync_us + pc_cost_turns(p, mm, N > 1 ? 3 : 2);
-    double store = pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m); /* a rank's row into S */
+    /* the row's copies and stores beyond the 2N pieces' clean copies (T_store, and the own piece's handoff) */
+    double store = na_row_copies(p, cfg, mm) - 2.0 * N * piece;
     if (cfg->overlap) {
         double intra = (2.0 * N - 2) * piece;
         /* Overlap needs a free core to progress the network while the node copies; with more ranks than cores
@@ -719,8 +742,7 @@ double pc_na_busy(const struct pc_problem *p, const struct pc_na_config *cfg, co
     const int N = p->shape.nnodes, ppn = p->shape.max_ppn;
     const double m = (double)p->block_bytes;
     const int l = pc_na_leaders_used(p, cfg->leaders);
-    double busy = 2.0 * N * pc_cost_shm_copy(mm, 1, ppn, ppn * m) +
-                  pc_cost_shared_store(mm, cfg->stream, (double)p->shape.nranks * m);
+    double busy = na_row_copies(p, cfg, mm);
     if (N > 1) {
         double rounds = ceil((double)(N - 1) / l), pair = (double)ppn * ppn * m;
         busy += rounds * (pc_busy_msg(p, mm, 1, pair) + (cfg->put ? pc_busy_calls(mm, 2) : 0.0));

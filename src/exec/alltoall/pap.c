@@ -72,7 +72,10 @@
  *                                               messages posted at arrival: one start-up, then R m bytes a stream
  *                                               (model.h: net_concurrent(ppn, R m) + (R - 1) g)
  *                 + shared_store(stores, n m)   the n blocks written into peers' slots in the plan's store mode,
- *                                               beyond what the copy terms price (model.h: 0 for the cheaper mode)
+ *                                               beyond what the copy terms price (model.h: 0 for the cheaper mode);
+ *                                               where calibration timed the handoff in both modes
+ *                                               (shm_stream_time) the staged term is the mode's own handoff,
+ *                                               shm_handoff(stores, ppn, m), and this term is left out
  *   either transport, when P > 1: + turns(1)     everything is posted at arrival and waited for once: one
  *                                               scheduler turn on an oversubscribed host (cost.h)
  *   transport 0, when R > 0: + R shift_turns(ppn, m)
@@ -164,10 +167,17 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     const double R = p->shape.nnodes > 1 ? P - p->shape.min_ppn : 0.0, n = ppn - 1;
     double local = pc_cost_shm_copy(mm, 1, 1, m) + (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
     if (n > 0) {
-        double staged = pc_cost_shm_copy(mm, 2, ppn, m), signal = pc_cost_shm_copy(mm, 2, ppn, pc_model_sizes[0]);
+        /* The slots are double-buffered as the calibrated handoff's (model.h: shm_stream_time), so where the model
+         * timed it in both store modes each mode is priced by its own table. Otherwise the 2-copy table (ordinary
+         * stores) and the store term's difference between the modes: that prices the streaming mode as no cheaper
+         * than the ordinary one, 3-4x too high with the cores far apart (1n2p, 640 KiB blocks: 400 predicted, 90-120
+         * measured, while the ordinary mode measured 400-470). */
+        const bool stream = params->stores == PC_STORES_STREAM, both = pc_model_has_stream_handoff(mm);
+        double staged = both ? pc_cost_shm_handoff(mm, stream, ppn, m) : pc_cost_shm_copy(mm, 2, ppn, m);
+        double signal = both ? pc_cost_shm_handoff(mm, stream, ppn, pc_model_sizes[0])
+                             : pc_cost_shm_copy(mm, 2, ppn, pc_model_sizes[0]);
         if (signal > staged) signal = staged;
-        local += n * staged - (n - 1) * signal +
-                 pc_cost_shared_store(mm, params->stores == PC_STORES_STREAM, n * m);
+        local += n * staged - (n - 1) * signal + (both ? 0.0 : pc_cost_shared_store(mm, stream, n * m));
     }
     if (P > 1) local += pc_cost_turns(p, mm, 1);
     if (params->transport == PAP_PUT) {
@@ -705,8 +715,10 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     const double P = p->shape.nranks, m = (double)p->block_bytes;
     const int ppn = p->shape.max_ppn;
     const double R = p->shape.nnodes > 1 ? P - p->shape.min_ppn : 0.0, n = ppn - 1;
-    double local = (n > 0 ? n * pc_cost_shm_copy(mm, 2, ppn, m) +
-                                pc_cost_shared_store(mm, params->stores == PC_STORES_STREAM, n * m)
+    const bool stream = params->stores == PC_STORES_STREAM;
+    double local = (n > 0 ? (pc_model_has_stream_handoff(mm) ? n * pc_cost_shm_handoff(mm, stream, ppn, m)
+                                                              : n * pc_cost_shm_copy(mm, 2, ppn, m) +
+                                                                    pc_cost_shared_store(mm, stream, n * m))
                           : 0.0) +
                    pc_cost_shm_copy(mm, 1, 1, m) +
                    (p->in_place ? pc_cost_transpose(mm, (P - 1) * m) : 0.0);
