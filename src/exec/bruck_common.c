@@ -153,7 +153,7 @@ double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, cons
         int k = pc_bruck_moves_count(P, radix, &steps[s]);
         int offnode = pc_cost_offnode_shift(p, (long)steps[s].digit * steps[s].weight);
         t += pc_cost_step_msg(mm, offnode, k * m) + 2.0 * pc_cost_transpose(mm, k * m) +
-             pc_cost_shift_turns(p, mm, offnode, k * m);
+             pc_cost_message_turns(p, mm, offnode, k * m);
     }
     return t;
 }

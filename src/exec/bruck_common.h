@@ -65,7 +65,7 @@ int pc_bruck_uniform_advance(struct plancoll_plan_s *plan, struct pc_bruck_unifo
  *                            message when no rank's partner is off-node, else net_concurrent(k, k_s m) with k
  *                            the most ranks of one node whose partner is off-node (pc_cost_offnode_pairs)
  *   + 2 transpose(k_s m)     the pack and the unpack of the slots
- *   + shift_turns(k_s, k_s m) the step waits for its partner's message (cost.h pc_cost_shift_turns: scheduler turns
+ *   + shift_turns(k_s, k_s m) the step waits for its partner's message (cost.h pc_cost_message_turns: scheduler turns
  *                            when oversubscribed, three for a message in the network's rendezvous regime) */
 double pc_bruck_steps_cost(const struct pc_problem *p, int radix, double m, const struct pc_machine_model *mm);
 

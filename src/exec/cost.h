@@ -205,22 +205,22 @@ static inline double pc_cost_mpi_turns(const struct pc_problem *p, const struct 
     return rounds * (peers > 1 ? peers : 1) * turn;
 }
 
-/* The turns of a shift step (Bruck's: each rank sends to the rank d ahead and receives from the rank d behind),
- * which waits for one point-to-point message of `bytes`, k ranks of the node sending off-node at once (k = 0: the
- * step stays inside the node). An eager message is waited for once, as above. One that crosses the network in the
+/* The turns of waiting for one point-to-point message of `bytes`, k ranks of the node sending off-node at once
+ * (k = 0: the message stays inside the node): a shift step's (Bruck's: each rank sends to the rank d ahead and
+ * receives from the rank d behind), and each network message of a posted exchange (pap, spread-out). An eager message is waited for once, as above. One that crosses the network in the
  * rendezvous regime (pc_model_net_handshake) is a chain of three: the sender's request to send waits for the
  * receiver to answer it from a progress call, the data then waits for the sender's next progress call, and the
  * receiver completes on its own; on an oversubscribed host each link waits for its rank's turn, and in a shift the
  * receiver is busy with its own partner ahead. The calibrated network rows leave those turns out (their pairs ran
  * with the other ranks asleep): at 6 ranks on 3 emulated nodes over 2 cores, two-phase Bruck over 20 KiB messages
- * measured 3-4x an estimate charging one turn, while spread-out, which already pays every message's start-up,
- * stayed within 1.3x of its own. pap charges it per network peer of its posted exchange, whose messages share one
- * start-up (pc_cost_net_posted) but each wait for its own handshake (pap.c). A pairwise exchange (recursive
+ * measured 3-4x an estimate charging one turn. pap and spread-out charge it per network message of their posted
+ * exchanges, whose messages may share one start-up (pc_cost_net_posted) but each wait for its own handshake (pap.c,
+ * spreadout.c: 1.9-5.8x under their times with one turn a message). A pairwise exchange (recursive
  * doubling) keeps pc_cost_mpi_turns(1, 1): charged three, ESTIMATE took recursive doubling for a 45 KB allreduce
  * there, 1.6x slower than the hierarchical plan it displaced. Measured, not derived: why a pairwise exchange
  * escapes the chain is not settled (one observation).
  *   mpi_turns(1, 1) x (3 when k > 0 and handshake(bytes), else 1). */
-static inline double pc_cost_shift_turns(const struct pc_problem *p, const struct pc_machine_model *m, int k,
+static inline double pc_cost_message_turns(const struct pc_problem *p, const struct pc_machine_model *m, int k,
                                         double bytes)
 {
     return pc_cost_mpi_turns(p, m, 1, 1) * (k > 0 && pc_model_net_handshake(m, bytes) ? 3.0 : 1.0);

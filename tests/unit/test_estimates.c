@@ -945,7 +945,7 @@ static void test_oversubscribed_turns(void **state)
 }
 
 /* A Bruck step whose message crosses the network in the rendezvous regime waits for three turns, not one (cost.h,
- * pc_cost_shift_turns). The hand model's network rows are straight lines, so a located switch adds no start-up to
+ * pc_cost_message_turns). The hand model's network rows are straight lines, so a located switch adds no start-up to
  * the messages themselves (pc_model_interp_net finds no jump): setting one changes exactly the turns. 2 nodes of 4
  * ranks, radix 2: 3 steps, each with an off-node partner, each moving 4 of the 8 slots (pc_bruck_steps_cost, which
  * alltoall.bruck and the Bruck alltoallvs estimate with). */

@@ -16,6 +16,17 @@
 
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1 + fabs((double)(b))))
 
+/* Parses a model text written by pc_model_format into *b (zeroed first), failing the test on any line it
+ * rejects, and frees the text. */
+static void read_back(char *buf, struct pc_machine_model *b)
+{
+    memset(b, 0, sizeof *b);
+    char err[128];
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+        if (pc_model_parse_line(b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
+    free(buf);
+}
+
 static void test_interp(void **state)
 {
     (void)state;
@@ -77,11 +88,7 @@ static void test_round_trip(void **state)
     char *buf = NULL;
     size_t len = 0, cap = 0;
     assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
-    memset(&b, 0, sizeof b);
-    char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
-    free(buf);
+    read_back(buf, &b);
     pc_model_derive(&b, 2);
     assert_string_equal(b.shape, a.shape);
     assert_true(b.calibrated);
@@ -114,11 +121,8 @@ static void test_turn_round_trip(void **state)
     assert_non_null(strstr(buf, "\nmpi_turn 6.5\n"));
     assert_non_null(strstr(buf, "\nspread turn 1.5\n"));
     assert_non_null(strstr(buf, "\nunstable turn\n"));
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
-    free(buf);
     assert_true(b.turn_us == 4.25 && b.mpi_turn_us == 6.5);
     assert_true(b.spread[PC_FIG_TURN] == 1.5);
     assert_int_equal(b.unstable, PC_FIG_BIT(PC_FIG_TURN));
@@ -161,11 +165,8 @@ static void test_net_step(void **state)
     assert_int_equal(pc_model_format(&m, &buf, &len, &cap), 0);
     assert_non_null(strstr(buf, "\nnet_step 8000 8200\n"));
     struct pc_machine_model b;
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
-    free(buf);
     assert_true(b.net_step_low_b == 8000 && b.net_step_high_b == 8200);
     static const char *const bad[] = {"net_step", "net_step 8000", "net_step 8200 8000", "net_step 0 8000",
                                       "net_step -1 8000", "net_step 1 nan", "net_step 1 2 3"};
@@ -324,11 +325,8 @@ static void test_stability_round_trip(void **state)
     assert_non_null(strstr(buf, "\nunstable sync taulop\n"));
     assert_non_null(strstr(buf, "\nclamped shm_alpha\n"));
     assert_null(strstr(buf, "spread reduce "));
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        assert_int_equal(pc_model_parse_line(&b, line, err, sizeof err), 0);
-    free(buf);
     assert_memory_equal(a.net_spread, b.net_spread, sizeof a.net_spread);
     assert_memory_equal(a.shm_spread, b.shm_spread, sizeof a.shm_spread);
     assert_memory_equal(a.spread, b.spread, sizeof a.spread);
@@ -411,11 +409,8 @@ static void test_check_round_trip(void **state)
     assert_non_null(strstr(buf, "\ncheck net 0.875 2.5\n"));
     assert_null(strstr(buf, "check taulop")); /* not run: no line */
     assert_non_null(strstr(buf, "\ndisagreed shm_alpha shm_beta\n"));
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        assert_int_equal(pc_model_parse_line(&b, line, err, sizeof err), 0);
-    free(buf);
     assert_memory_equal(a.check_ratio, b.check_ratio, sizeof a.check_ratio);
     assert_memory_equal(a.check_band, b.check_band, sizeof a.check_band);
     assert_int_equal(b.disagreed, a.disagreed);
@@ -448,11 +443,8 @@ static void test_stores_round_trip(void **state)
     len = cap = 0;
     assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
     assert_non_null(strstr(buf, "\nstores 0.0001220703125 6.103515625e-05\n"));
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
-    free(buf);
     assert_true(b.store_normal_us_per_b == 0.0001220703125 && b.store_stream_us_per_b == 6.103515625e-05);
     struct pc_machine_model old;
     memset(&old, 0, sizeof old);
@@ -486,11 +478,8 @@ static void test_stores_by_size(void **state)
     size_t len = 0, cap = 0;
     assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
     assert_non_null(strstr(buf, "\nstores_small 6.103515625e-05 0.00030517578125 6.103515625e-05 0.00018310546875\n"));
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
-    free(buf);
     assert_true(b.store_small_normal_us_per_b[0] == u && b.store_small_stream_us_per_b[0] == 5 * u &&
                 b.store_small_normal_us_per_b[1] == u && b.store_small_stream_us_per_b[1] == 3 * u);
     /* at 256 B and below streaming pays 4u per byte more: 256 B -> 1/16 us, 64 B -> 1/64 us; ordinary nothing */
@@ -543,11 +532,8 @@ static void test_stream_handoff_round_trip(void **state)
     assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
     assert_non_null(strstr(buf, "\ntaulop_stream 2 1,2,3,4,5,6,7\n"));
     assert_non_null(strstr(buf, "\nspread taulop_stream 1 1.25,1.25,1.25,1.25,1.25,1.25,1.25\n"));
-    memset(&b, 0, sizeof b);
+    read_back(buf, &b);
     char err[128];
-    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
-        if (pc_model_parse_line(&b, line, err, sizeof err)) fail_msg("line '%s' rejected: %s", line, err);
-    free(buf);
     assert_memory_equal(b.shm_stream_time, a.shm_stream_time, sizeof a.shm_stream_time);
     assert_memory_equal(b.shm_stream_spread, a.shm_stream_spread, sizeof a.shm_stream_spread);
     /* measured: each mode its own table, no store term */

@@ -81,7 +81,7 @@
  *   transport 0, when R > 0: + R shift_turns(ppn, m)
  *                                               and each network message waited for costs its sender's MPI turn
  *                                               on an oversubscribed host (cost.h, as spread-out's), three in the
- *                                               rendezvous regime (the handshake's chain, pc_cost_shift_turns)
+ *                                               rendezvous regime (the handshake's chain, pc_cost_message_turns)
  *   transport 1 T = 2 net(8) + R (net_concurrent(ppn, m) + 2 net(8) + shm_copy(1, 1, m)) + L
  *               (the announce round; per peer the put, the flush round trip and the flag, the copy out of the slot)
  * Under arrival skew the time is max arrival + the last arriver's own exchange (its data is pulled by waiting
@@ -187,11 +187,11 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     /* the R network messages are MPI messages: each one waited for costs its sender's turn, as spread-out's
      * (cost.h pc_cost_mpi_turns); the one flag turn above covers the node's blocks. Without them pap measured
      * 1.4-2.6x its estimate at 1-4 KiB blocks on 2 and 3 emulated nodes over 2 cores (4 network peers each).
-     * In the rendezvous regime each is the chain of three turns of a shift step's message (pc_cost_shift_turns):
+     * In the rendezvous regime each is the chain of three turns of a shift step's message (pc_cost_message_turns):
      * net_posted overlaps the messages' start-ups, which holds where the ranks have cores to answer the
      * handshakes, not where each answer waits for a turn (18 KiB blocks at 2n5p-tcp: 813 us measured, 420
      * predicted with one turn a peer; every leader form within 1.3x of its own prediction). */
-    return pc_cost_net_posted(mm, ppn, R, m) + local + (R > 0 ? R * pc_cost_shift_turns(p, mm, ppn, m) : 0.0);
+    return pc_cost_net_posted(mm, ppn, R, m) + local + (R > 0 ? R * pc_cost_message_turns(p, mm, ppn, m) : 0.0);
 }
 
 /* ---- blocks ----------------------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
  *   + nz_e net_concurrent(ppn, O / nz_e)     off-node messages, the node's ranks all sending at once
  *   + nz mpi_turns(1, 1)                     on an oversubscribed host, a turn per peer waited for (cost.h)
  *   + nz_e 2 mpi_turns(1, 1)                 and two more per network message in the rendezvous regime
- *                                            (O / nz_e at or above the protocol switch: pc_cost_shift_turns) */
+ *                                            (O / nz_e at or above the protocol switch: pc_cost_message_turns) */
 #include <stdlib.h>
 
 #include "exec/plan.h"
@@ -139,7 +139,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
      * its match of the synchronous send. A rank that only receives finds its data there: one rank sending to all
      * pays a turn per receiver, the receivers none. */
     /* A network message above the protocol switch pays the handshake's chain of three turns instead of one
-     * (pc_cost_shift_turns), as pap's posted exchange does: spread-out posts everything at once in the same way,
+     * (pc_cost_message_turns), as pap's posted exchange does: spread-out posts everything at once in the same way,
      * and with one turn a peer it was priced 5.8x under its time for a hot in-place pattern of 9 KiB blocks at 6
      * ranks on 3 emulated nodes (and 1.9x for heavy and sparse ones of 4-16 KiB), where aggregated was chosen by
      * MEASURE in both runs of the draw. The busiest rank's mean network message decides the regime. */
@@ -147,7 +147,7 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
     if (nz <= 0) return pc_cost_direct_v(p, m, nz);
     const struct pc_direct_v_split d = pc_cost_direct_v_split(p, nz);
     const double one = pc_cost_mpi_turns(p, m, 1, 1);
-    const double turns = nz * one + (d.remote > 0 ? d.remote * (pc_cost_shift_turns(p, m, 1, d.remote_bytes / d.remote) - one) : 0.0);
+    const double turns = nz * one + (d.remote > 0 ? d.remote * (pc_cost_message_turns(p, m, 1, d.remote_bytes / d.remote) - one) : 0.0);
     return pc_cost_direct_v(p, m, nz) + turns;
 }
 
