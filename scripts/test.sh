@@ -5,7 +5,8 @@
 #   build-openmpi/    Open MPI 4.1.4: the lean matrix (meson option test_matrix, lean by default there): every MPI
 #                     program with every algorithm forced at 1, 2, 3, 5 ranks on one node, 4 on 2 nodes, 5 on 2
 #                     (3+2) and 7 on 3 (3+2+2), nodes emulated by PLANCOLL_EMULATE_NODES over TCP, plus the drop-in
-#                     layer and the examples (the unit tests and the fuzzer do not depend on the MPI: run once);
+#                     layer, the examples and the layering check of its objects (the unit tests and the fuzzer do
+#                     not depend on the MPI: run once);
 #   build-sanitize/   MPICH only: the unit tests and every MPI program at 3 ranks and at 5 ranks on 2 nodes again
 #                     under AddressSanitizer and UndefinedBehaviorSanitizer.
 #   build-smpi/       SimGrid SMPI (meson/smpi.ini, docs/smpi.md): the quick SMPI tests (suite smpi-quick), plancoll's
