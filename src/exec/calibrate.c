@@ -119,10 +119,12 @@ static int agree_max_idle(struct cal *c, bool idle, double *v, int n)
 /* After a round of a stage: the worst spread of each of n entries over the ranks (ranks that measured nothing
  * give 0) and the time taken, agreed by every rank of the layout, so all take the same decision. need[i]: entry i
  * is still unstable; *more: another round runs (some entry unstable, rounds and time left). */
+enum { ROUND_MAX_ENTRIES = PC_MODEL_NSIZES + 1 }; /* the most a stage has: the node's messages at every size + sync */
 static int another_round(struct cal *c, bool idle, const double *spread, int n, int round, double stage_t0,
                          double *first_round, bool *need, bool *more)
 {
-    double v[PC_MODEL_NSIZES + 2];
+    double v[ROUND_MAX_ENTRIES + 2];
+    if (n < 0 || n > ROUND_MAX_ENTRIES) return pc_error(PLANCOLL_ERR_OVERFLOW, "calibration stage of %d figures", n);
     for (int i = 0; i < n; i++) v[i] = spread[i];
     double now = MPI_Wtime();
     v[n] = now - stage_t0;
