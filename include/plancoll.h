@@ -95,13 +95,14 @@ PLANCOLL_API int plancoll_plan_alltoallv(const void *sendbuf, const int sendcoun
  *   Complex SUM is by parts; complex PROD is the product of the type's language: C's operator (C11 Annex G: infinite
  *   products recovered) on the C types, the two textbook formulas on Fortran's COMPLEX and DOUBLE COMPLEX (with
  *   infinities or NaNs among three or more factors, which parts end infinite or NaN depends on the order).
- * allreduce.native, and inter=mpi of the hierarchical algorithms, let MPI reduce with its own op. They are
- * candidates only for (op, datatype) pairs where MPI's op gives the answers above, which plancoll finds out once
- * per process by comparing MPI_Reduce_local with its own loops on values where implementations differ; forced
- * elsewhere, they fail with PLANCOLL_ERR_INAPPLICABLE on every rank. With MPICH 4.0.2 that leaves them out of MAX
- * and MIN on every unsigned type (MPICH compares them as signed) and every floating type, and of MAXLOC and MINLOC
- * on MPI_FLOAT_INT, MPI_DOUBLE_INT and MPI_LONG_DOUBLE_INT (MPICH keeps one operand or the other by position when
- * a NaN or a signed zero is involved, so its ranks can even end with different bits). */
+ * allreduce.native and allreduce.native_blocking, and inter=mpi of the hierarchical algorithms, let MPI reduce
+ * with its own op. They are candidates only for (op, datatype) pairs where MPI's op gives the answers above, which
+ * plancoll finds out once per process by comparing MPI_Reduce_local with its own loops on values where
+ * implementations differ; forced elsewhere, they fail with PLANCOLL_ERR_INAPPLICABLE on every rank. With MPICH
+ * 4.0.2 that leaves them out of MAX and MIN on every unsigned type (MPICH compares them as signed) and every
+ * floating type, and of MAXLOC and MINLOC on MPI_FLOAT_INT, MPI_DOUBLE_INT and MPI_LONG_DOUBLE_INT (MPICH keeps
+ * one operand or the other by position when a NaN or a signed zero is involved, so its ranks can even end with
+ * different bits). */
 PLANCOLL_API int plancoll_plan_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                             MPI_Op op, MPI_Comm comm, unsigned flags, plancoll_plan *plan);
 

@@ -56,9 +56,13 @@ def resolve(src_file, target):
 
 
 def nm_symbols(obj, flag):
-    """Global symbols of an object file: defined (flag '--defined-only') or undefined ('-u')."""
+    """Global symbols of an object file: defined (flag '--defined-only') or undefined ('-u'). Common symbols
+    (type C) are not definitions of the object's own: they are Fortran COMMON blocks its MPI's headers declare
+    (Open MPI's mpif.h: mpi_fortran_bottom_, mpi_fortran_in_place_, ...), which the MPI library defines and any
+    object using them also declares."""
     out = subprocess.run(["nm", "-P", "-g", flag, obj], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+    fields = [line.split() for line in out.splitlines() if line.strip()]
+    return {f[0] for f in fields if not (flag == "--defined-only" and len(f) > 1 and f[1] == "C")}
 
 
 def call_problems(build):

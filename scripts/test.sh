@@ -5,7 +5,9 @@
 #   build-openmpi/    Open MPI 4.1.4: the lean matrix (meson option test_matrix, lean by default there): every MPI
 #                     program with every algorithm forced at 1, 2, 3, 5 ranks on one node, 4 on 2 nodes, 5 on 2
 #                     (3+2) and 7 on 3 (3+2+2), nodes emulated by PLANCOLL_EMULATE_NODES over TCP, plus the drop-in
-#                     layer and the examples (the unit tests and the fuzzer do not depend on the MPI: run once);
+#                     layer, the examples and the layering check of its objects (the unit tests and the fuzzer do
+#                     not depend on the MPI: run once);
+#   build-install/    both MPIs built with -Dflavour_suffix=true and installed in one prefix (tests/install/one-prefix.sh);
 #   build-sanitize/   MPICH only: the unit tests and every MPI program at 3 ranks and at 5 ranks on 2 nodes again
 #                     under AddressSanitizer and UndefinedBehaviorSanitizer.
 #   build-smpi/       SimGrid SMPI (meson/smpi.ini, docs/smpi.md): the quick SMPI tests (suite smpi-quick), plancoll's
@@ -73,6 +75,17 @@ if [ "${PLANCOLL_SKIP_OPENMPI:-0}" != "1" ]; then
   config_args=(-Dmpi=openmpi)
   run_suite build-openmpi --no-suite unit --no-suite fuzz "$@"
 fi
+# Both MPIs installed in one prefix with Debian's suffixes (tests/install/one-prefix.sh, ~1 min: builds only what
+# is installed); only for the whole suite (no extra arguments) and when Open MPI's pass runs.
+if [ "${PLANCOLL_SKIP_OPENMPI:-0}" != "1" ] && [ $# -eq 0 ]; then
+  if tests/install/one-prefix.sh build-install >build-install.log 2>&1; then
+    total_pass=$((total_pass + 1))
+  else
+    total_fail=$((total_fail + 1)); status=1
+    { echo "FAILED build-install: one-prefix"; tail -12 build-install.log | sed 's/^/    /'; } >>"$failures"
+  fi
+  tail -1 build-install.log
+fi
 ompi_end=$(date +%s)
 if [ "${PLANCOLL_SKIP_SANITIZERS:-0}" != "1" ]; then
   # MPICH and UCX keep allocations until exit that LeakSanitizer would report as plancoll's: leak checking
@@ -88,7 +101,7 @@ if [ "${PLANCOLL_SKIP_SMPI:-0}" != "1" ]; then
   unset ASAN_OPTIONS UBSAN_OPTIONS
   run_suite build-smpi --suite smpi-quick --num-processes 1 "$@"
 fi
-echo "test wall time: $(( $(date +%s) - start )) s (MPICH $(( mpich_end - start )) s, Open MPI $(( ompi_end - mpich_end )) s, sanitizers $(( san_end - ompi_end )) s, SMPI $(( $(date +%s) - san_end )) s)"
+echo "test wall time: $(( $(date +%s) - start )) s (MPICH $(( mpich_end - start )) s, Open MPI and the one-prefix install $(( ompi_end - mpich_end )) s, sanitizers $(( san_end - ompi_end )) s, SMPI $(( $(date +%s) - san_end )) s)"
 cat "$failures"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ] && [ $status -eq 0 ]

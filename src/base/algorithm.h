@@ -52,6 +52,9 @@ struct pc_algorithm {
     /* The parameters its variants set (PC_PARAM_* bits). A plan's spec names every one of them, default values
      * included, so forcing the spec rebuilds the same plan instead of leaving a parameter to the model. */
     unsigned params;
+    /* MPI's own collective (the *.native and *.native_blocking candidates): always timed by MEASURE, so that a
+     * measured plan is never slower than MPI on what was measured, and preferred on a tie as the simplest plan. */
+    bool mpi_own;
     /* NULL reason when applicable; otherwise a short static explanation of why not (what a forced algorithm's
      * PLANCOLL_ERR_INAPPLICABLE detail quotes). Pure, as above: reads only the problem. The pointer may be NULL:
      * applicable to every problem of its collective. Set-up may still refuse a parameter set, but only on facts

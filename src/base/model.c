@@ -86,9 +86,14 @@ double pc_model_interp(const double table[PC_MODEL_NSIZES], double bytes)
 double pc_model_interp_net(const struct pc_machine_model *m, const double row[PC_MODEL_NSIZES], double bytes,
                            double msg_bytes)
 {
+    return pc_model_interp_stepped(row, m->net_step_low_b, m->net_step_high_b, bytes, msg_bytes);
+}
+
+double pc_model_interp_stepped(const double row[PC_MODEL_NSIZES], double low, double high, double bytes,
+                               double msg_bytes)
+{
     const double *x = pc_model_sizes;
     const int last = PC_MODEL_NSIZES - 1;
-    const double low = m->net_step_low_b, high = m->net_step_high_b;
     if (!(low > 0 && high > low)) return pc_model_interp(row, bytes);
     const double at = 0.5 * (low + high);
     int s = 0;
@@ -188,9 +193,24 @@ double pc_cost_shared_store(const struct pc_machine_model *m, bool stream, doubl
     return mine > other ? bytes * (mine - other) : 0;
 }
 
+bool pc_model_has_shm_msg(const struct pc_machine_model *m)
+{
+    for (int s = 0; s < PC_MODEL_NSIZES; s++)
+        if (!(m->shm_msg_time[s] > 0)) return false;
+    return true;
+}
+
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes)
 {
+    if (pc_model_has_shm_msg(m))
+        return pc_model_interp_stepped(m->shm_msg_time, m->shm_step_low_b, m->shm_step_high_b, bytes, bytes);
     return m->shm_alpha_us + bytes * m->shm_beta_us_per_b;
+}
+
+double pc_cost_shm_msg_startup(const struct pc_machine_model *m, double bytes)
+{
+    double startup = pc_cost_shm_msg(m, bytes) - bytes * m->shm_beta_us_per_b;
+    return startup > m->shm_alpha_us ? startup : m->shm_alpha_us;
 }
 
 double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double bytes)
@@ -291,7 +311,8 @@ static bool faster_with_concurrency(struct pc_machine_model *m, int table, bool 
  * is never blamed):
  *  1. Inter-node latency is at least intra-node latency: a message between nodes goes through the same MPI
  *     matching and start-up as one inside a node, plus the network. A node message (shm_alpha) measured slower
- *     than an 8-byte network message (net k=1) waited for the scheduler: it is the one blamed and clamped down.
+ *     than an 8-byte network message (net k=1) waited for the scheduler: it is the one blamed and clamped down
+ *     (and the row of node messages, measured in the same rounds, loses the same excess).
  *  2. A flag signal costs no more than an MPI message of the same size inside the node: MPI's shared-memory
  *     transport signals the receiver the same way and matches and copies besides. A flag signal (sync)
  *     measured slower waited for a scheduler slice; it is clamped to the 8-byte node message (rule 1's bound).
@@ -319,7 +340,15 @@ void pc_model_clamp(struct pc_machine_model *m, unsigned which, int nnodes)
     which &= pc_model_check(m);
     /* rule 2's bound uses rule 1's clamped start-up: compute it first */
     double bound = node_message_bound(m);
-    if (which & PC_FIG_BIT(PC_FIG_SHM_ALPHA)) m->shm_alpha_us = m->net_time[0][0];
+    if (which & PC_FIG_BIT(PC_FIG_SHM_ALPHA)) {
+        /* the row of node messages waited alike: each entry loses the same excess, none below the new start-up */
+        const double excess = m->shm_alpha_us - m->net_time[0][0];
+        m->shm_alpha_us = m->net_time[0][0];
+        if (pc_model_has_shm_msg(m))
+            for (int s = 0; s < PC_MODEL_NSIZES; s++)
+                m->shm_msg_time[s] = m->shm_msg_time[s] - excess > m->shm_alpha_us ? m->shm_msg_time[s] - excess
+                                                                                     : m->shm_alpha_us;
+    }
     if (which & PC_FIG_BIT(PC_FIG_SYNC)) m->sync_us = bound;
     if (which & PC_FIG_BIT(PC_FIG_NET)) faster_with_concurrency(m, 0, true);
     if (which & PC_FIG_BIT(PC_FIG_TAULOP)) {
@@ -374,6 +403,10 @@ void pc_model_fprint_marks(FILE *out, const struct pc_shape *shape)
                 m->store_small_stream_us_per_b[1] * 1048576.0);
     if (m->net_step_high_b > 0)
         fprintf(out, ", network protocol switch between %.0f and %.0f B", m->net_step_low_b, m->net_step_high_b);
+    if (pc_model_has_shm_msg(m))
+        fprintf(out, ", node messages 4 KiB %.3g us, 32 KiB %.3g us", pc_cost_shm_msg(m, 4096), pc_cost_shm_msg(m, 32768));
+    if (m->shm_step_high_b > 0)
+        fprintf(out, ", node protocol switch between %.0f and %.0f B", m->shm_step_low_b, m->shm_step_high_b);
     const char *word[2] = {"unstable", "clamped"};
     unsigned bits[2] = {m->unstable, m->clamped};
     for (int w = 0; w < 2; w++) {
@@ -442,6 +475,10 @@ int pc_model_format(const struct pc_machine_model *m, char **buf, size_t *len, s
     if (m->mpi_turn_us > 0 && append(buf, len, cap, "mpi_turn %.17g\n", m->mpi_turn_us)) return -1;
     if (m->net_step_high_b > 0 &&
         append(buf, len, cap, "net_step %.17g %.17g\n", m->net_step_low_b, m->net_step_high_b))
+        return -1;
+    if (pc_model_has_shm_msg(m) && append_row(buf, len, cap, "shm_msg", m->shm_msg_time)) return -1;
+    if (m->shm_step_high_b > 0 &&
+        append(buf, len, cap, "shm_step %.17g %.17g\n", m->shm_step_low_b, m->shm_step_high_b))
         return -1;
     /* likewise (older texts lack the line and read back as not measured) */
     if (m->store_normal_us_per_b > 0 && m->store_stream_us_per_b > 0 &&
@@ -658,6 +695,11 @@ int pc_model_parse_line(struct pc_machine_model *m, const char *line, char *err,
              !read_number(&p, &m->G_us_per_b);
     } else if (strcmp(key, "shm_p2p") == 0) {
         ok = !read_number(&p, &m->shm_alpha_us) && !read_number(&p, &m->shm_beta_us_per_b);
+    } else if (strcmp(key, "shm_msg") == 0) { /* the row of node messages, every entry > 0 (pc_model_has_shm_msg) */
+        ok = !read_row(&p, m->shm_msg_time) && pc_model_has_shm_msg(m);
+    } else if (strcmp(key, "shm_step") == 0) { /* "shm_step LOW HIGH": bytes, 0 < LOW < HIGH, as net_step */
+        ok = !read_number(&p, &m->shm_step_low_b) && !read_number(&p, &m->shm_step_high_b) &&
+             m->shm_step_low_b > 0 && m->shm_step_high_b > m->shm_step_low_b && m->shm_step_high_b <= 1e12;
     } else if (strcmp(key, "sync") == 0) {
         ok = !read_number(&p, &m->sync_us);
     } else if (strcmp(key, "turn") == 0) {

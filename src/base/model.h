@@ -92,6 +92,17 @@ struct pc_machine_model {
 
     /* MPI point-to-point inside a node (the flat algorithms' local messages): start-up and per byte. */
     double shm_alpha_us, shm_beta_us_per_b;
+    /* The same messages at every table size: shm_msg_time[s] = one exchange of pc_model_sizes[s] bytes each way
+     * between two ranks of a node (both post, then wait, as the direct exchanges use node messages). MPI's messages
+     * inside a node are not a line: MPICH 4.0.2 switches protocol between 8 and 16 KiB, and 4-16 KiB messages
+     * cost 2-4x what the line through 8 B and 256 KiB gives (pairwise at 2 ranks on one node: 2.6 us at 8 KiB, 6.6
+     * us at 16 KiB; the line 1.7 and 2.9), so pc_cost_shm_msg interpolates this row where it was measured. Zero:
+     * not measured (a default model, a machine description, an older model text): the line. */
+    double shm_msg_time[PC_MODEL_NSIZES];
+    /* Their protocol switch, located as the network's (net_step_*) by bisection of exchanges where the row jumps
+     * (here between 8 and 12 KiB: +4 us); the row is then read on each side in its own regime. Both 0: no switch
+     * found, or not measured. */
+    double shm_step_low_b, shm_step_high_b;
     /* tau-Lop: shm_time[n-1][tau-1][s] = time of one transfer of pc_model_sizes[s] bytes through n copies
      * (n = 1: read a peer's buffer directly; n = 2: staged through a shared segment) while tau transfers
      * run concurrently on the node. Zero: not measured. */
@@ -213,6 +224,9 @@ double pc_cost_net_concurrent(const struct pc_machine_model *m, int k, double by
  * switch, pc_model_interp). */
 double pc_model_interp_net(const struct pc_machine_model *m, const double row[PC_MODEL_NSIZES], double bytes,
                            double msg_bytes);
+/* The same reading for any row with a protocol switch located between low and high bytes (both 0: none). */
+double pc_model_interp_stepped(const double row[PC_MODEL_NSIZES], double low, double high, double bytes,
+                               double msg_bytes);
 /* `count` messages of `bytes` each, posted at once by each of k concurrent senders of a node to peers on other
  * nodes (every send and receive posted before any wait, as pap's and the spread-out exchanges' point-to-point
  * part): LogGP's burst, in which the start-up of the messages after the first overlaps with the bytes ahead of
@@ -226,8 +240,14 @@ double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count,
 /* Whether a network message of msg_bytes goes in the rendezvous regime: at or above the calibrated protocol switch
  * (net_step_*, taken at the midpoint of the interval it was located in). false without a located switch. */
 bool pc_model_net_handshake(const struct pc_machine_model *m, double msg_bytes);
-/* One MPI message between ranks of one node. */
+/* One MPI message between ranks of one node: the measured row (shm_msg_time) interpolated, else the line. */
 double pc_cost_shm_msg(const struct pc_machine_model *m, double bytes);
+/* Whether the row of node messages was measured (every entry). */
+bool pc_model_has_shm_msg(const struct pc_machine_model *m);
+/* The start-up of a node message of `bytes`: its time less bytes x shm_beta (the large messages' per-byte rate), at
+ * least shm_alpha. For costs that add the bytes of many messages at that rate and their start-ups apart
+ * (pc_cost_direct_v): the protocol a message's size selects shows in its start-up. */
+double pc_cost_shm_msg_startup(const struct pc_machine_model *m, double bytes);
 /* One shared-memory transfer of `bytes` through n copies (1 or 2) with tau concurrent transfers. */
 double pc_cost_shm_copy(const struct pc_machine_model *m, int n, int tau, double bytes);
 /* What writing `bytes` into node-shared lines that another rank read last costs beyond the estimates' copy and

@@ -182,14 +182,7 @@ static struct pcd_comm **comm_table;
 static size_t comm_table_size, comm_table_used; /* used counts live entries and tombstones */
 static struct pcd_comm tombstone;
 
-static uint64_t handle_hash(MPI_Comm comm) {
-    uint64_t h = 0;
-    memcpy(&h, &comm, sizeof comm < sizeof h ? sizeof comm : sizeof h);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
-}
+static uint64_t handle_hash(MPI_Comm comm) { return PCD_HANDLE_HASH(comm); }
 
 static bool same_handle(MPI_Comm a, MPI_Comm b) { return memcmp(&a, &b, sizeof a) == 0; }
 

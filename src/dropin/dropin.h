@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "plancoll.h"
 
@@ -65,6 +66,21 @@ static inline bool pcd_takes_calls(void) {
 /* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). */
 static inline void pcd_enter(void) { pcd_inside++; }
 static inline void pcd_leave(void) { pcd_inside--; }
+
+/* The hash of an MPI handle's bits (an integer under MPICH, a pointer under Open MPI), for the layer's tables of
+ * communicators (common.c) and requests (persistent.c): the handle's first 8 bytes through a 64-bit finalizer, so
+ * that nearby handle values spread over the table. */
+#define PCD_HANDLE_HASH(handle)                                                                                        \
+    pcd_hash_bits(&(handle), sizeof(handle) < sizeof(uint64_t) ? sizeof(handle) : sizeof(uint64_t))
+static inline uint64_t pcd_hash_bits(const void *bits, size_t n)
+{
+    uint64_t h = 0;
+    memcpy(&h, bits, n);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
 
 /* Monotonic time in seconds (PMPI_Wtime), taken only when a report is asked for. */
 double pcd_now(void);

@@ -91,14 +91,7 @@ static size_t n_active;
 static struct preq **table;
 static size_t table_size, table_used;
 
-static uint64_t request_hash(MPI_Request r) {
-    uint64_t h = 0;
-    memcpy(&h, &r, sizeof r < sizeof h ? sizeof r : sizeof h);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
-}
+static uint64_t request_hash(MPI_Request r) { return PCD_HANDLE_HASH(r); }
 
 static bool same_request(MPI_Request a, MPI_Request b) { return memcmp(&a, &b, sizeof a) == 0; }
 

@@ -119,10 +119,12 @@ static int agree_max_idle(struct cal *c, bool idle, double *v, int n)
 /* After a round of a stage: the worst spread of each of n entries over the ranks (ranks that measured nothing
  * give 0) and the time taken, agreed by every rank of the layout, so all take the same decision. need[i]: entry i
  * is still unstable; *more: another round runs (some entry unstable, rounds and time left). */
+enum { ROUND_MAX_ENTRIES = PC_MODEL_NSIZES + 1 }; /* the most a stage has: the node's messages at every size + sync */
 static int another_round(struct cal *c, bool idle, const double *spread, int n, int round, double stage_t0,
                          double *first_round, bool *need, bool *more)
 {
-    double v[PC_MODEL_NSIZES + 2];
+    double v[ROUND_MAX_ENTRIES + 2];
+    if (n < 0 || n > ROUND_MAX_ENTRIES) return pc_error(PLANCOLL_ERR_OVERFLOW, "calibration stage of %d figures", n);
     for (int i = 0; i < n; i++) v[i] = spread[i];
     double now = MPI_Wtime();
     v[n] = now - stage_t0;
@@ -296,14 +298,15 @@ static int exchange(struct cal *c, int peer, int bytes, int reps, int warm, stru
     return PLANCOLL_SUCCESS;
 }
 
-/* The network's protocol switch (model.h: net_step_low_b/high_b), by the pair that measured the single-pair row:
- * where that row jumps between two sampled sizes (the large messages' regime, extended down to the smaller size
- * with its own per-byte slope, costs more than twice the smaller size's time there: a start-up appeared in
- * between), ping-pongs at sizes between them, halving the interval geometrically, each classed by the regime
- * whose prediction it is nearer. The lead decides and sends each size to its peer first (0 ends), so both run
- * the same sizes. Sets *low and *high on the lead (0 when no jump), leaves them 0 on the peer. */
-static int locate_protocol_step(struct cal *c, int peer, bool lead, const double row[PC_MODEL_NSIZES], double *low,
-                                double *high)
+/* MPI's protocol switch (model.h: net_step_low_b/high_b between nodes, shm_step_* inside one), by the pair that
+ * measured the row: where that row jumps between two sampled sizes (the large messages' regime, extended down to
+ * the smaller size with its own per-byte slope, costs more than twice the smaller size's time there: a start-up
+ * appeared in between), messages at sizes between them, halving the interval geometrically, each classed by the
+ * regime whose prediction it is nearer: ping-pongs (the network's row), or exchanges both ways when both_ways (the
+ * node's row, timed so). The lead decides and sends each size to its peer first (0 ends), so both run the same
+ * sizes. Sets *low and *high on the lead (0 when no jump), leaves them 0 on the peer. */
+static int locate_protocol_step(struct cal *c, int peer, bool lead, bool both_ways, const double row[PC_MODEL_NSIZES],
+                                double *low, double *high)
 {
     enum { HALVINGS = 7 };
     const double *x = pc_model_sizes;
@@ -334,7 +337,9 @@ static int locate_protocol_step(struct cal *c, int peer, bool lead, const double
         if (size <= 0) break;
         struct series t;
         memset(&t, 0, sizeof t);
-        if ((err = pingpong(c, peer, (int)size, reps_for((double)size), 1, lead, &t))) return err;
+        err = both_ways ? exchange(c, peer, (int)size, reps_for((double)size), 1, &t)
+                        : pingpong(c, peer, (int)size, reps_for((double)size), 1, lead, &t);
+        if (err) return err;
         if (!lead) continue;
         double got = series_figure(&t);
         double small = row[at] + (size - x[at]) * slope_low, large = row[at + 1] - (x[at + 1] - size) * slope_up;
@@ -388,7 +393,8 @@ static int measure_network(struct cal *c, struct pc_machine_model *m)
             m->net_spread[k - 1][s] = spread[s];
         }
         if (!err && k == 1 && mine)
-            err = locate_protocol_step(c, peer, L->node_id == 0, m->net_time[0], &m->net_step_low_b, &m->net_step_high_b);
+            err = locate_protocol_step(c, peer, L->node_id == 0, false, m->net_time[0], &m->net_step_low_b,
+                                       &m->net_step_high_b);
         c->run_spin = false;
         unpin_cpu(pinned, &saved);
         if (err) return err;
@@ -461,9 +467,10 @@ static void fit_loggp(struct pc_machine_model *m)
     m->L_us = L > 0 ? L : t[0] / 2;
 }
 
-/* MPI messages inside node 0 (an 8 B and a 256 KiB exchange between local ranks 0 and 1) and a flag ping-pong
- * between them (sync), in rounds until stable. Sequence numbers of the flags start at c->seq; every rank
- * advances c->seq past all of them. */
+/* MPI messages inside node 0 (exchanges of every table size between local ranks 0 and 1: the row shm_msg_time,
+ * and from its 8 B and 256 KiB entries the start-up and per-byte line) and a flag ping-pong between them (sync),
+ * in rounds until stable. Sequence numbers of the flags start at c->seq; every rank advances c->seq past all of
+ * them. */
 static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -472,18 +479,22 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     if (err) return err;
     bool mine = L->node_id == 0 && L->node_size >= 2 && L->node_rank <= 1;
     int peer = mine ? global_of(L, 0, 1 - L->node_rank) : -1;
-    enum { SMALL, LARGE, SYNC, N, SYNC_REPS = 63 };
+    enum { SMALL = 0, LARGE = 5, SYNC = PC_MODEL_NSIZES, N, SYNC_REPS = 63 };
+    _Static_assert(LARGE < PC_MODEL_NSIZES, "the line's large size is a table size");
     struct series x[N];
     memset(x, 0, sizeof x);
-    bool need[N] = {true, true, true}, more = true;
-    double stage_t0 = MPI_Wtime(), first = 0, spread[N] = {0, 0, 0};
+    bool need[N], more = true;
+    double stage_t0 = MPI_Wtime(), first = 0, spread[N] = {0};
+    for (int i = 0; i < N; i++) need[i] = true;
     uint64_t seq = c->seq;
     cpu_set_t saved;
     bool pinned = mine && pin_cpu(L->node_rank, &saved);
     c->run_spin = pinned;
     for (int round = 0; more; round++) {
-        if (mine && need[SMALL] && (err = exchange(c, peer, 8, 31, round == 0, &x[SMALL]))) break;
-        if (mine && need[LARGE] && (err = exchange(c, peer, 262144, 9, round == 0, &x[LARGE]))) break;
+        for (int s = 0; s < PC_MODEL_NSIZES && mine && !err; s++)
+            if (need[s]) err = exchange(c, peer, (int)pc_model_sizes[s], s == LARGE ? 9 : reps_for(pc_model_sizes[s]),
+                                        round == 0, &x[s]);
+        if (err) break;
         /* a signal through shared memory: flag ping-pong between local ranks 0 and 1, both running (the others
          * sleep in another_round); many round trips, since each is well under a microsecond */
         if (mine && need[SYNC]) {
@@ -504,17 +515,26 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
         for (int i = 0; i < N; i++) spread[i] = mine ? series_spread(&x[i]) : 0;
         if ((err = another_round(c, !mine, spread, N, round, stage_t0, &first, need, &more))) break;
     }
+    if (!err && mine) {
+        for (int s = 0; s < PC_MODEL_NSIZES; s++) m->shm_msg_time[s] = series_figure(&x[s]);
+        err = locate_protocol_step(c, peer, L->node_rank == 0, true, m->shm_msg_time, &m->shm_step_low_b,
+                                   &m->shm_step_high_b);
+    }
     c->run_spin = false;
     unpin_cpu(pinned, &saved);
     if (err) return err;
     c->seq = seq + 1;
     if (!mine) return PLANCOLL_SUCCESS;
     double small = series_figure(&x[SMALL]), large = series_figure(&x[LARGE]);
+    const double span = pc_model_sizes[LARGE] - pc_model_sizes[SMALL];
     m->shm_alpha_us = small;
-    m->shm_beta_us_per_b = large > small ? (large - small) / (262144 - 8) : small / 262144;
+    m->shm_beta_us_per_b = large > small ? (large - small) / span : small / pc_model_sizes[LARGE];
     m->sync_us = series_figure(&x[SYNC]);
     m->spread[PC_FIG_SHM_ALPHA] = spread[SMALL];
-    m->spread[PC_FIG_SHM_BETA] = spread[LARGE];
+    /* the other sizes' spreads count as the per-byte figure's: the row stands or falls with them */
+    m->spread[PC_FIG_SHM_BETA] = 0;
+    for (int s = 0; s < PC_MODEL_NSIZES; s++)
+        if (s != SMALL && spread[s] > m->spread[PC_FIG_SHM_BETA]) m->spread[PC_FIG_SHM_BETA] = spread[s];
     m->spread[PC_FIG_SYNC] = spread[SYNC];
     return PLANCOLL_SUCCESS;
 }
@@ -893,7 +913,8 @@ enum {
     V_SHM = 3 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, /* shm_time[0..1], then shm_stream_time */
     V_RED = PC_MODEL_MAX_OPS * PC_MODEL_MAX_TYPES,
     V_SCALARS = 18,
-    V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT
+    V_MSG = PC_MODEL_NSIZES + 2, /* shm_msg_time and shm_step_*, after the scalars' spreads */
+    V_ALL = 2 * V_NET + 2 * V_SHM + V_RED + V_SCALARS + PC_FIG_COUNT + V_MSG
 };
 
 static void to_vector(const struct pc_machine_model *m, double *v)
@@ -926,6 +947,10 @@ static void to_vector(const struct pc_machine_model *m, double *v)
     memcpy(sp + V_NET, m->shm_spread, sizeof m->shm_spread);
     memcpy(sp + V_NET + 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, m->shm_stream_spread, sizeof m->shm_stream_spread);
     memcpy(sp + V_NET + V_SHM, m->spread, sizeof m->spread);
+    double *msg = sp + V_NET + V_SHM + PC_FIG_COUNT;
+    memcpy(msg, m->shm_msg_time, sizeof m->shm_msg_time);
+    msg[PC_MODEL_NSIZES] = m->shm_step_low_b;
+    msg[PC_MODEL_NSIZES + 1] = m->shm_step_high_b;
 }
 
 static void from_vector(struct pc_machine_model *m, const double *v)
@@ -958,6 +983,10 @@ static void from_vector(struct pc_machine_model *m, const double *v)
     memcpy(m->shm_spread, sp + V_NET, sizeof m->shm_spread);
     memcpy(m->shm_stream_spread, sp + V_NET + 2 * PC_MODEL_MAX_TAU * PC_MODEL_NSIZES, sizeof m->shm_stream_spread);
     memcpy(m->spread, sp + V_NET + V_SHM, sizeof m->spread);
+    const double *msg = sp + V_NET + V_SHM + PC_FIG_COUNT;
+    memcpy(m->shm_msg_time, msg, sizeof m->shm_msg_time);
+    m->shm_step_low_b = msg[PC_MODEL_NSIZES];
+    m->shm_step_high_b = msg[PC_MODEL_NSIZES + 1];
 }
 
 /* Every rank's figures replaced by the maximum over ranks (and so equal everywhere). */
@@ -1013,6 +1042,9 @@ static int remeasure(struct cal *c, struct pc_machine_model *meas, unsigned bad,
     if (node) {
         meas->shm_alpha_us = again.shm_alpha_us;
         meas->shm_beta_us_per_b = again.shm_beta_us_per_b;
+        memcpy(meas->shm_msg_time, again.shm_msg_time, sizeof meas->shm_msg_time);
+        meas->shm_step_low_b = again.shm_step_low_b;
+        meas->shm_step_high_b = again.shm_step_high_b;
         meas->sync_us = again.sync_us;
         for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) meas->spread[f] = again.spread[f];
     }
@@ -1048,6 +1080,9 @@ static void compose(const struct pc_layout *L, struct pc_machine_model *m, const
     if (L->node_sizes[0] >= 2) {
         m->shm_alpha_us = meas.shm_alpha_us;
         m->shm_beta_us_per_b = meas.shm_beta_us_per_b;
+        memcpy(m->shm_msg_time, meas.shm_msg_time, sizeof m->shm_msg_time);
+        m->shm_step_low_b = meas.shm_step_low_b;
+        m->shm_step_high_b = meas.shm_step_high_b;
         m->sync_us = meas.sync_us;
         for (int f = PC_FIG_SHM_ALPHA; f <= PC_FIG_SYNC; f++) m->spread[f] = meas.spread[f];
     }

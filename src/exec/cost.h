@@ -162,8 +162,10 @@ static inline struct pc_direct_v_split pc_cost_direct_v_split(const struct pc_pr
  * allow, and no faster than the busiest receiver takes its own node bytes, R - O (R = max_recv_bytes): with a
  * uniform exchange the sender's total, with one rank sending to all (a heavy pattern) about one message's time
  * (measured at 3 ranks on one node: 2 x 275 KiB from one rank in 76-85 us, one such message ~40 us).
- *   msgs_i shm_alpha + shm_beta max((S - O) / min(msgs_i, cores), R - O)
- *   + msgs_e net_concurrent(ppn, O / msgs_e). */
+ *   msgs_i startup((S - O) / msgs_i) + shm_beta max((S - O) / min(msgs_i, cores), R - O)
+ *   + msgs_e net_concurrent(ppn, O / msgs_e),
+ * startup(b) = the start-up of a node message of the mean size b in its protocol (pc_cost_shm_msg_startup: shm_alpha
+ * with the line, more for the sizes MPI sends with a handshake). */
 static inline double pc_cost_direct_v(const struct pc_problem *p, const struct pc_machine_model *m, double msgs)
 {
     if (p->shape.nranks <= 1) return pc_cost_shm_copy(m, 1, 1, (double)p->max_send_bytes); /* its block to itself */
@@ -174,7 +176,8 @@ static inline double pc_cost_direct_v(const struct pc_problem *p, const struct p
         double cores = p->shape.host_cores > 0 ? (double)p->shape.host_cores : 1.0, at_once = d.local < cores ? d.local : cores;
         if (at_once < 1) at_once = 1;
         double received = (double)p->max_recv_bytes - (double)p->max_offnode_bytes, sent = d.local_bytes / at_once;
-        t = d.local * m->shm_alpha_us + m->shm_beta_us_per_b * (received > sent ? received : sent);
+        t = d.local * pc_cost_shm_msg_startup(m, d.local_bytes / d.local) +
+            m->shm_beta_us_per_b * (received > sent ? received : sent);
     }
     if (d.remote > 0) t += d.remote * pc_cost_net_concurrent(m, p->shape.max_ppn, d.remote_bytes / d.remote);
     return t;

@@ -56,4 +56,18 @@ static inline const char *pc_native_in_place_unfit(const struct pc_problem *p)
     return NULL;
 }
 
+/* The variants of the blocking form of MPI's own collective (the *.native_blocking candidates): the one default set,
+ * or none where it is not offered. That form executes by calling MPI's blocking collective, which waits in MPI's
+ * own way: on a host holding more ranks than cores, MPICH 4.0.2 spins there without yielding and each round waits
+ * for a scheduler time slice (8 ranks on 2 cores: 18-330 ms per MPI_Alltoall or MPI_Allreduce, against 0.2-36 ms
+ * for the same collective started and yield-waited; bench/results/2n4p-tcp-*.txt, the mpi:blocking and
+ * plancoll:*.native rows), so it is not offered there. Nor for a plan that will be started or overlapped: that
+ * runs the persistent form, which the *.native candidate already is. Forced, it runs (as the put transports). */
+static inline int pc_native_blocking_variants(const struct pc_problem *p, struct pc_params *out, int max)
+{
+    if (max < 1 || p->shape.oversubscribed || (p->flags & (PLANCOLL_NONBLOCKING | PLANCOLL_OVERLAP))) return 0;
+    out[0] = (struct pc_params){0};
+    return 1;
+}
+
 #endif

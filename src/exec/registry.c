@@ -13,6 +13,8 @@ extern const struct pc_algorithm pc_alltoallv_spreadout, pc_alltoallv_native;
 extern const struct pc_algorithm pc_alltoallv_padded_bruck, pc_alltoallv_twophase_bruck;
 extern const struct pc_algorithm pc_allreduce_recursive_doubling, pc_allreduce_rabenseifner, pc_allreduce_native;
 extern const struct pc_algorithm pc_allreduce_leader, pc_allreduce_dpml, pc_allreduce_dpml_pipelined;
+extern const struct pc_algorithm pc_alltoall_native_blocking, pc_alltoallv_native_blocking;
+extern const struct pc_algorithm pc_allreduce_native_blocking;
 
 static const struct pc_algorithm *const registry[] = {
     &pc_alltoall_pairwise,
@@ -33,6 +35,9 @@ static const struct pc_algorithm *const registry[] = {
     &pc_allreduce_leader,
     &pc_allreduce_dpml,
     &pc_allreduce_dpml_pipelined,
+    &pc_alltoall_native_blocking,
+    &pc_alltoallv_native_blocking,
+    &pc_allreduce_native_blocking,
 };
 
 static const struct pc_algorithm_table table = {registry, (int)(sizeof registry / sizeof registry[0])};

@@ -337,8 +337,7 @@ static void print_table(FILE *out, const struct pc_algorithm_table *algs, const 
 static bool is_native(const struct pc_algorithm_table *algs, int alg)
 {
     const struct pc_algorithm *a = pc_algorithm_at(algs, alg);
-    size_t len = a ? strlen(a->name) : 0;
-    return len > 7 && strcmp(a->name + len - 7, ".native") == 0;
+    return a && a->mpi_own;
 }
 
 /* ---- MEASURE's race (docs/measurement.md, "How MEASURE times candidates") ----------------------------------

@@ -46,7 +46,7 @@ static void check_identical(const void *buf, size_t bytes, const char *what)
  * refused. test_allreduce_ops covers which pairs and why; here such a refusal just skips the case. */
 static bool mpi_may_be_refused(MPI_Datatype t, MPI_Op op)
 {
-    bool mpi_backed = alg_label && (strcmp(alg_label, "allreduce.native") == 0 || strstr(alg_label, "inter=mpi"));
+    bool mpi_backed = alg_label && (strncmp(alg_label, "allreduce.native", 16) == 0 || strstr(alg_label, "inter=mpi"));
     bool order_op = op == MPI_MAX || op == MPI_MIN || op == MPI_MAXLOC || op == MPI_MINLOC;
     return mpi_backed && order_op && (t == MPI_FLOAT || t == MPI_DOUBLE_INT);
 }

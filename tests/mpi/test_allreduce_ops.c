@@ -700,7 +700,7 @@ static int nalgs;
 /* Candidates built on MPI's own MPI_Allreduce: the only ones that may be refused for an (op, datatype). */
 static bool mpi_backed(const char *a)
 {
-    return a && (strcmp(a, "allreduce.native") == 0 || strstr(a, "inter=mpi") != NULL);
+    return a && (strncmp(a, "allreduce.native", 16) == 0 || strstr(a, "inter=mpi") != NULL);
 }
 static const char *label(const char *a) { return a ? a : "planner(estimate)"; }
 

@@ -79,6 +79,16 @@ static void store(char *at, int64_t v) { memcpy(at, &v, sizeof v); }
  * on every rank; returns whether there is a plan to run. */
 static bool planned(int rc, plancoll_plan p, const char *what, long *inapplicable)
 {
+    /* BIGSIZE_TRACE=1: every case named with this rank's resident memory as it is planned, to find a case that
+     * makes MPI touch the reserved address space */
+    if (getenv("BIGSIZE_TRACE")) {
+        long pages = 0, resident = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f && fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        if (f) fclose(f);
+        printf("[rank %d] %s: resident %.1f MiB\n", tl_rank, what, resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0);
+        fflush(stdout);
+    }
     int any_inapplicable = 0, mine = rc == PLANCOLL_ERR_INAPPLICABLE;
     tl_allreduce(&mine, &any_inapplicable, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (any_inapplicable && rc == PLANCOLL_ERR_INAPPLICABLE) {

@@ -9,6 +9,7 @@
 #include "api/handles.h"
 #include "base/model.h"
 #include "base/stream_copy.h" /* PC_STREAM_STORES */
+#include "shm/layout.h"       /* the layout's node sizes */
 #include "testlib.h"
 
 static uint64_t text_hash(const struct pc_machine_model *m)
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
     TL_OK(plancoll_plan_allreduce(dummy, sink, 1, MPI_INT, MPI_SUM, comm, PLANCOLL_ESTIMATE, &probe));
     char shape[64];
     const struct pc_shape probe_shape = pc_plan_lookup(probe)->prob.shape;
+    const int node0 = pc_plan_lookup(probe)->layout->node_sizes[0]; /* where calibration times node messages */
     pc_model_shape_key(&probe_shape, shape, sizeof shape);
     plancoll_destroy_plan(&probe);
     const struct pc_machine_model *m = pc_model_lookup(shape);
@@ -104,6 +106,19 @@ int main(int argc, char **argv)
             for (int s = 0; s < PC_MODEL_NSIZES; s++)
                 TL_CHECK(m->shm_stream_time[t][s] > 0, "shm_stream_time[%d][%d] = %g", t, s, m->shm_stream_time[t][s]);
         TL_CHECK(m->transpose_us_per_b > 0 && m->reduce_default_us_per_b > 0, "local figures not positive");
+        /* the row of node messages wherever node 0 has two ranks, its 8 B entry the line's start-up; a located
+         * switch lies inside the table and is where the row rises */
+        TL_CHECK(pc_model_has_shm_msg(m) == (node0 >= 2), "node message row %s (node 0 has %d ranks)",
+                 pc_model_has_shm_msg(m) ? "present" : "missing", node0);
+        if (pc_model_has_shm_msg(m)) {
+            TL_CHECK(m->shm_msg_time[0] == m->shm_alpha_us, "shm_msg 8 B %g, start-up %g", m->shm_msg_time[0],
+                     m->shm_alpha_us);
+            TL_CHECK(m->shm_msg_time[PC_MODEL_NSIZES - 1] > m->shm_msg_time[0], "a 2 MiB node message no slower than 8 B");
+        }
+        if (m->shm_step_high_b > 0)
+            TL_CHECK(m->shm_step_low_b >= pc_model_sizes[0] && m->shm_step_low_b < m->shm_step_high_b &&
+                         m->shm_step_high_b <= pc_model_sizes[PC_MODEL_NSIZES - 1],
+                     "node protocol switch %g..%g", m->shm_step_low_b, m->shm_step_high_b);
         if (m->net_ports >= 1) {
             for (int k = 0; k < m->net_ports; k++)
                 for (int s = 0; s < PC_MODEL_NSIZES; s++)

@@ -65,7 +65,7 @@ static const struct pc_algorithm fake_fixed = {.name = "allreduce.fixed",
                                                .variants = fixed_variants,
                                                .estimate = fixed_estimate};
 static const struct pc_algorithm fake_native = {
-    .name = "allreduce.native", .collective = PC_ALLREDUCE, .estimate = native_estimate};
+    .name = "allreduce.native", .collective = PC_ALLREDUCE, .mpi_own = true, .estimate = native_estimate};
 static const struct pc_algorithm fake_inapplicable = {
     .name = "allreduce.inapplicable", .collective = PC_ALLREDUCE, .inapplicable = never, .estimate = native_estimate};
 static const struct pc_algorithm fake_alltoall = {

@@ -261,6 +261,14 @@ static void test_consistency_rules(void **state)
     NEAR(m.shm_alpha_us, 10);
     NEAR(m.sync_us, 10.008);
     assert_int_equal(pc_model_check(&m), 0);
+    /* with the row of node messages: each entry loses the 20 us excess, none below the new start-up */
+    consistent_model(&m);
+    m.shm_alpha_us = 30;
+    const double row[PC_MODEL_NSIZES] = {30, 31, 32, 35, 50, 100, 600};
+    memcpy(m.shm_msg_time, row, sizeof row);
+    pc_model_clamp(&m, pc_model_check(&m), 2);
+    const double want[PC_MODEL_NSIZES] = {10, 11, 12, 15, 30, 80, 580};
+    for (int s = 0; s < PC_MODEL_NSIZES; s++) NEAR(m.shm_msg_time[s], want[s]);
 
     /* rule 3: a concurrent copy 1.3x faster than the lone one (beyond the 1.2 slack) is raised to it; 1.1x is noise */
     consistent_model(&m);
@@ -548,12 +556,68 @@ static void test_stream_handoff_round_trip(void **state)
     assert_int_equal(pc_model_parse_line(&b, "spread taulop_stream 1 0.5,1,1,1,1,1,1", err, sizeof err), -1);
 }
 
+/* The row of node messages (model.h shm_msg_time, shm_step_*): written and read back only when measured; the cost
+ * of a node message is the line without it, the row with it, read on each side of a located protocol switch in its
+ * own regime (the shape measured here: 1.64 us at 4 KiB, 7.85 at 32 KiB, a 4 us start-up from between 8 and 12 KiB
+ * on), and the start-up pc_cost_direct_v charges per message shows the switch. */
+static void test_shm_msg_row(void **state)
+{
+    (void)state;
+    struct pc_machine_model a, b;
+    pc_model_default(&a);
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_null(strstr(buf, "shm_msg"));
+    assert_null(strstr(buf, "shm_step"));
+    free(buf);
+    assert_false(pc_model_has_shm_msg(&a));
+    NEAR(pc_cost_shm_msg(&a, 16384), a.shm_alpha_us + 16384 * a.shm_beta_us_per_b);
+    NEAR(pc_cost_shm_msg_startup(&a, 16384), a.shm_alpha_us);
+    /* 8 B .. 2 MiB: 0.5, 0.5, 1, 1.5, 8, 24, 200 us (per byte 1/16384 from 32 KiB on) */
+    const double row[PC_MODEL_NSIZES] = {0.5, 0.5, 1.0, 1.5, 8.0, 24.0, 200.0};
+    memcpy(a.shm_msg_time, row, sizeof row);
+    a.shm_beta_us_per_b = (24.0 - 0.5) / (262144 - 8);
+    assert_true(pc_model_has_shm_msg(&a));
+    /* no switch located: the row interpolated, at table sizes exactly */
+    NEAR(pc_cost_shm_msg(&a, 4096), 1.5);
+    NEAR(pc_cost_shm_msg(&a, 32768), 8.0);
+    NEAR(pc_cost_shm_msg(&a, 16384), pc_model_interp(row, 16384));
+    /* a switch between 8 and 12 KiB: 12 KiB on the large regime's line (24 - 8) / 229376 us/B down from 32 KiB,
+     * 8 KiB on the small one: the same line less the start-up it has at 4 KiB over the row there */
+    a.shm_step_low_b = 8192;
+    a.shm_step_high_b = 12288;
+    const double up = 16.0 / 229376.0, jump = 8.0 - 28672 * up - 1.5;
+    NEAR(pc_cost_shm_msg(&a, 12288), 8.0 - 20480 * up);
+    NEAR(pc_cost_shm_msg(&a, 8192), 8.0 - 24576 * up - jump);
+    assert_true(pc_cost_shm_msg(&a, 12288) > 3 * pc_cost_shm_msg(&a, 8192));
+    assert_true(pc_cost_shm_msg_startup(&a, 12288) > pc_cost_shm_msg_startup(&a, 8192) + 3.0);
+    NEAR(pc_cost_shm_msg_startup(&a, 8), 0.5);
+    /* round trip */
+    buf = NULL;
+    len = cap = 0;
+    assert_int_equal(pc_model_format(&a, &buf, &len, &cap), 0);
+    assert_non_null(strstr(buf, "\nshm_msg 0.5,0.5,1,1.5,8,24,200\n"));
+    assert_non_null(strstr(buf, "\nshm_step 8192 12288\n"));
+    read_back(buf, &b);
+    assert_memory_equal(b.shm_msg_time, a.shm_msg_time, sizeof a.shm_msg_time);
+    assert_true(b.shm_step_low_b == 8192 && b.shm_step_high_b == 12288);
+    NEAR(pc_cost_shm_msg(&b, 10000), pc_cost_shm_msg(&a, 10000));
+    /* malformed: short row, an entry not > 0, an empty or reversed switch */
+    char err[128];
+    assert_int_equal(pc_model_parse_line(&b, "shm_msg 1,2,3", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "shm_msg 1,2,3,4,0,6,7", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "shm_step 12288 8192", err, sizeof err), -1);
+    assert_int_equal(pc_model_parse_line(&b, "shm_step 0 8192", err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interp),    cmocka_unit_test(test_primitives), cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_turn_round_trip), cmocka_unit_test(test_stores_round_trip), cmocka_unit_test(test_net_step),
         cmocka_unit_test(test_stores_by_size), cmocka_unit_test(test_stream_handoff_round_trip),
+        cmocka_unit_test(test_shm_msg_row),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_store),
         cmocka_unit_test(test_consistency_rules), cmocka_unit_test(test_spread), cmocka_unit_test(test_stability_round_trip),
         cmocka_unit_test(test_running_cost), cmocka_unit_test(test_check_decision),

@@ -1,5 +1,9 @@
 /* alltoall.native: MPI's own persistent collective (MPI_Alltoall_init; MPIX_Alltoall_init on Open MPI 4.1), started
- * and then tested (plancoll_start) or waited in plancoll's yielding loop. On other buffers (plancoll_execute_buffers),
+ * and then tested (plancoll_start) or waited in plancoll's yielding loop. alltoall.native_blocking: the same
+ * collective executed by MPI's blocking MPI_Alltoall (started, the persistent form), where MPI's own blocking path
+ * is faster than its persistent one (Open MPI 4.1 at 1n2p: coll/tuned against libnbc) and no other rank needs the
+ * core it spins on (native_request.h pc_native_blocking_variants); same cost, so ESTIMATE keeps the earlier
+ * alltoall.native on the tie and MEASURE tells them apart. On other buffers (plancoll_execute_buffers),
  * and on an MPI without persistent collectives, it runs MPI_Ialltoall (native_request.h). Cost: modelled as MPICH's choice in the model's primitives:
  *   m < 256 B and P > 2: radix-2 Bruck, as alltoall.bruck (bruck_common.h):
  *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m) + turns(1)) + 2 transpose(P m)
@@ -73,15 +77,40 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     return pc_busy_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes);
 }
 
+/* The blocking form: MPI's blocking collective on whatever buffers the execution has. */
+static int execute_blocking(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    PC_MPI_CHECK(MPI_Alltoall(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcount, plan->stype.type, rbuf,
+                              plan->recvcount, plan->rtype.type, plan->comm));
+    return PLANCOLL_SUCCESS;
+}
+
 const struct pc_algorithm pc_alltoall_native = {
     .name = "alltoall.native",
     .collective = PC_ALLTOALL,
+    .mpi_own = true,
     .summary = "MPI's own " PC_NATIVE_FORM " MPI_Alltoall, yield-waited",
     .inapplicable = inapplicable,
     .estimate = estimate,
     .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
+    .start = pc_native_start,
+    .advance = advance,
+    .teardown = pc_native_teardown,
+};
+
+const struct pc_algorithm pc_alltoall_native_blocking = {
+    .name = "alltoall.native_blocking",
+    .collective = PC_ALLTOALL,
+    .mpi_own = true,
+    .summary = "MPI's own blocking MPI_Alltoall (started: its " PC_NATIVE_FORM " form)",
+    .inapplicable = inapplicable,
+    .variants = pc_native_blocking_variants,
+    .estimate = estimate,
+    .busy = busy,
+    .setup = setup,
+    .execute = execute_blocking,
     .start = pc_native_start,
     .advance = advance,
     .teardown = pc_native_teardown,

@@ -1,4 +1,5 @@
 /* alltoallv.native: MPI's persistent MPI_Alltoallv_init, yield-waited; MPI_Ialltoallv on other buffers.
+ * alltoallv.native_blocking: executed by MPI's blocking MPI_Alltoallv (as alltoall/native.c says).
  * Cost: modelled as MPICH's spread-out exchange, which also sends zero-byte blocks (pc_cost_direct_v with P - 1
  * messages; S, O the busiest rank's bytes sent and sent off-node, m_e = P - min_ppn, m_i = P - 1 - m_e):
  *   m_i shm_msg((S - O) / m_i) + m_e net_concurrent(ppn, O / m_e)
@@ -53,9 +54,18 @@ static double busy(const struct pc_problem *p, const struct pc_params *params, c
     return pc_busy_direct_v(p, m, p->shape.nranks - 1);
 }
 
+/* The blocking form: MPI's blocking collective on whatever buffers the execution has. */
+static int execute_blocking(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf)
+{
+    PC_MPI_CHECK(MPI_Alltoallv(plan->in_place ? MPI_IN_PLACE : sbuf, plan->sendcounts, plan->sdispls,
+                               plan->stype.type, rbuf, plan->recvcounts, plan->rdispls, plan->rtype.type, plan->comm));
+    return PLANCOLL_SUCCESS;
+}
+
 const struct pc_algorithm pc_alltoallv_native = {
     .name = "alltoallv.native",
     .collective = PC_ALLTOALLV,
+    .mpi_own = true,
     .summary = "MPI's own " PC_NATIVE_FORM " MPI_Alltoallv, yield-waited",
     .inapplicable = pc_native_in_place_unfit,
     .runs_ahead = runs_ahead,
@@ -63,6 +73,23 @@ const struct pc_algorithm pc_alltoallv_native = {
     .busy = busy,
     .setup = setup,
     .execute = pc_steps_execute,
+    .start = pc_native_start,
+    .advance = advance,
+    .teardown = pc_native_teardown,
+};
+
+const struct pc_algorithm pc_alltoallv_native_blocking = {
+    .name = "alltoallv.native_blocking",
+    .collective = PC_ALLTOALLV,
+    .mpi_own = true,
+    .summary = "MPI's own blocking MPI_Alltoallv (started: its " PC_NATIVE_FORM " form)",
+    .inapplicable = pc_native_in_place_unfit,
+    .variants = pc_native_blocking_variants,
+    .runs_ahead = runs_ahead,
+    .estimate = estimate,
+    .busy = busy,
+    .setup = setup,
+    .execute = execute_blocking,
     .start = pc_native_start,
     .advance = advance,
     .teardown = pc_native_teardown,
