@@ -60,6 +60,7 @@ void tl_find_host_position(void);
 
 /* Names of the registered algorithms of a collective ("alltoall", ...); returns how many. */
 int tl_algorithms(const char *collective, const char **names, int max);
+/* (MPI's blocking forms, *.native_blocking, are left out where the ranks outnumber the host's cores: testlib.c.) */
 /* Sets PLANCOLL_ALGORITHM (NULL unsets). */
 void tl_force(const char *name);
 /* Deterministic pseudo-random numbers shared by all ranks given the same seed. */

@@ -218,6 +218,25 @@ static void test_alltoall_pairwise(void **state)
     EXPECT("alltoall.pairwise", &p, 34.83);
 }
 
+/* In place (cost.h pc_cost_direct_in_place), pairwise and MPI's own alltoall swap through a scratch block: a node
+ * step is its message's start-up plus a handoff of freshly written lines (the 2-copy table, ordinary stores, tau =
+ * ppn), a network step the pack plus the message, and no block to itself. */
+static void test_alltoall_in_place_exchange(void **state)
+{
+    (void)state;
+    struct pc_problem p = a2a(2, 32768);
+    EXPECT("alltoall.pairwise", &p, 13.038); /* out of place: 0.5 + 8.192, + the own block 0.25 + 4.096 */
+    p.in_place = true;
+    /* 0.5 + 2 (0.25 + 2 x 32768 / 8000) */
+    EXPECT("alltoall.pairwise", &p, 17.384);
+    EXPECT("alltoall.native", &p, 17.384);
+    p = a2a_nodes(2, 4, 4, 8, 4096, true, false);
+    p.in_place = true;
+    /* 3 node peers (0.5 + 2 (0.25 + 4 x 0.512)) = 15.288; 4 off-node (net_concurrent(4, 4096) 24.384 + pack 0.762) */
+    EXPECT("alltoall.pairwise", &p, 115.872);
+    EXPECT("alltoall.native", &p, 115.872);
+}
+
 /* alltoall/native.c: MPICH's choice, Bruck below 256 B blocks (as alltoall.bruck), else spread-out (as
  * alltoall.pairwise); + turn_us per round of its schedule on an oversubscribed node (shape(): P > 2), set to 0.2
  * here (the Bruck steps charge theirs, the spread-out exchange P - 1). */
@@ -1256,6 +1275,7 @@ int main(void)
         cmocka_unit_test(test_default_model),
         cmocka_unit_test(test_alltoall_pairwise),
         cmocka_unit_test(test_alltoall_native),
+        cmocka_unit_test(test_alltoall_in_place_exchange),
         cmocka_unit_test(test_alltoallv_spreadout),
         cmocka_unit_test(test_alltoallv_native),
         cmocka_unit_test(test_alltoall_bruck),

@@ -7,7 +7,7 @@
  * and on an MPI without persistent collectives, it runs MPI_Ialltoall (native_request.h). Cost: modelled as MPICH's choice in the model's primitives:
  *   m < 256 B and P > 2: radix-2 Bruck, as alltoall.bruck (bruck_common.h):
  *     sum over steps (msg_s(k_s m) + 2 transpose(k_s m) + turns(1)) + 2 transpose(P m)
- *   else the spread-out exchange, as alltoall.pairwise (pc_cost_direct):
+ *   else the spread-out exchange, as alltoall.pairwise (pc_cost_direct; in place pc_cost_direct_in_place):
  *     (ppn - 1) shm_msg(m) + (P - ppn) net_concurrent(ppn, m) + shm_copy(1, 1, m)   + native_rounds(P - 1)
  *   native_rounds(r) = turns(r) = r turn_us on an oversubscribed host (cost.h: each round of MPI's schedule waits
  *   for a scheduler turn there), else 0. */
@@ -61,6 +61,8 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
         /* the steps charge a scheduler turn each (pc_bruck_steps_cost): MPI's rounds are those steps */
         return pc_bruck_steps_cost(p, 2, bytes, m) + 2.0 * pc_cost_transpose(m, P * bytes);
     }
+    /* MPICH's in-place schedule swaps each pair's blocks through a temporary buffer, as pairwise does in place */
+    if (p->in_place) return pc_cost_direct_in_place(p, m, bytes) + pc_cost_native_rounds(p, m, P - 1);
     return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_native_rounds(p, m, P - 1);
 }
 

@@ -3,7 +3,9 @@
  * one-block scratch. Cost ([GLEX] eq. 6 in the model's primitives, pc_cost_direct):
  *   (ppn - 1) shm_msg(m)                 the node peers' steps
  *   + (P - ppn) net_concurrent(ppn, m)   the off-node steps, every rank of the node sending off-node at once
- *   + shm_copy(1, 1, m)                  the block to itself */
+ *   + shm_copy(1, 1, m)                  the block to itself
+ * in place: pc_cost_direct_in_place (cost.h): each step packs its block into the scratch, and a node partner reads
+ * lines just written there. */
 #include <stdlib.h>
 
 #include "exec/plan.h"
@@ -89,8 +91,11 @@ static double estimate(const struct pc_problem *p, const struct pc_params *param
 {
     (void)params;
     double bytes = (double)p->block_bytes;
-    /* P - 1 exchanges one after the other, each waiting for its partner: a scheduler turn each when oversubscribed */
-    return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + pc_cost_mpi_turns(p, m, p->shape.nranks - 1, 1);
+    /* P - 1 exchanges one after the other, each waiting for its partner: a scheduler turn each when oversubscribed;
+     * in place, swaps through the scratch block (cost.h pc_cost_direct_in_place) and no block to itself */
+    const double turns = pc_cost_mpi_turns(p, m, p->shape.nranks - 1, 1);
+    if (p->in_place) return pc_cost_direct_in_place(p, m, bytes) + turns;
+    return pc_cost_direct(p, m, bytes) + pc_cost_shm_copy(m, 1, 1, bytes) + turns;
 }
 
 
