@@ -6,7 +6,7 @@ set -u
 . "$(cd "$(dirname "$0")" && pwd)/../tests/mpi/mpi-launch.sh"
 tool=$1
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap 'rm -rf "$dir"; pc_ompi_cleanup' EXIT
 unset PLANCOLL_WISDOM PLANCOLL_ALGORITHM MPIR_CVAR_NUM_CLIQUES MPIR_CVAR_CLIQUES_BY_BLOCK PLANCOLL_EMULATE_NODES
 fail() { echo "FAIL: $*"; exit 1; }
 # expect CODE CMD...: runs CMD, shows its output, fails unless it exits with CODE

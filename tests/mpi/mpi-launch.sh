@@ -13,7 +13,25 @@ if [ "$PLANCOLL_MPI" = openmpi ]; then
   # the core instead of spinning, and runs as root in containers and CI.
   mpiexec_cmd+=(--oversubscribe)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+  # Session directories of our own. Open MPI 4.1's launchers share one top session directory
+  # (<tmp>/ompi.<host>.<uid>) and each removes it when it ends and finds it empty: a launcher starting at that
+  # moment (another test run in parallel, or the concurrent jobs of run-wisdom-jobs-test.sh) fails with
+  # "orte_session_dir failed" before any rank runs. A runner that launches jobs concurrently gives each its own
+  # directory under this one (pc_ompi_session_dir). A runner that sets its own EXIT trap calls pc_ompi_cleanup.
+  pc_ompi_sessions=$(mktemp -d "${TMPDIR:-/tmp}/plancoll-ompi.XXXXXX")
+  export OMPI_MCA_orte_tmpdir_base=$pc_ompi_sessions
+  pc_ompi_cleanup() { rm -rf "$pc_ompi_sessions"; }
+  trap pc_ompi_cleanup EXIT
+else
+  pc_ompi_cleanup() { :; }
 fi
+
+# pc_ompi_session_dir NAME: the Open MPI session directory base for one of several concurrent launches (prints
+# it, created); empty under MPICH.
+pc_ompi_session_dir() {
+  [ "$PLANCOLL_MPI" = openmpi ] || return 0
+  mkdir -p "$pc_ompi_sessions/$1" && echo "$pc_ompi_sessions/$1"
+}
 
 # pc_emulate_nodes K[:block|:emulate]: K emulated nodes on this host, MPI's traffic between them over TCP loopback.
 #   MPICH:    K (round robin) and K:block are MPICH's cliques (MPIR_CVAR_NUM_CLIQUES, MPIR_CVAR_CLIQUES_BY_BLOCK)

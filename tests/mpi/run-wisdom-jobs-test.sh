@@ -16,6 +16,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   rm -rf "$dir"
+  pc_ompi_cleanup
 }
 trap cleanup EXIT
 failed=0
@@ -25,7 +26,9 @@ for ((round = 1; round <= rounds; round++)); do
   export PLANCOLL_WISDOM=$rdir/shared.wisdom
   pids=()
   for ((j = 0; j < jobs; j++)); do
-    timeout 120 "${mpiexec_cmd[@]}" -n 1 "$prog" "$j" "$jobs" "$records" "$rdir" >"$rdir/job-$j.out" 2>&1 &
+    session=$(pc_ompi_session_dir "round-$round-job-$j")
+    OMPI_MCA_orte_tmpdir_base=${session:-${OMPI_MCA_orte_tmpdir_base:-}} \
+      timeout 120 "${mpiexec_cmd[@]}" -n 1 "$prog" "$j" "$jobs" "$records" "$rdir" >"$rdir/job-$j.out" 2>&1 &
     pids+=($!)
   done
   for ((j = 0; j < jobs; j++)); do
