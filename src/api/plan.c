@@ -354,6 +354,7 @@ static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result 
     }
     double t0 = pc_phase_start();
     int err = p->alg->setup(p);
+    if (!err) pc_store_chooser_init(p);
     if (!err && progress_thread) err = pc_progress_thread_acquire(p);
     err = pc_agree_error(p, err);
     p->setup_seconds = pc_phase_now() - t0;

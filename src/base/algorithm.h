@@ -19,8 +19,14 @@ struct pc_params {
     int transport; /* inter-node transport: 0 point-to-point, 1 MPI_Put */
     int radix;     /* Bruck radix */
     int inter;     /* inter-node allreduce among leaders: 0 recursive doubling, 1 reduce-scatter + allgather, 2 MPI's */
-    int stores;    /* writes into node-shared areas: 0 ordinary stores, 1 streaming (exec/reduce_stream.h) */
+    int stores;    /* writes into node-shared areas: enum pc_store_mode (exec/reduce_stream.h) */
 };
+
+/* The values of pc_params.stores: ordinary or streaming stores into node-shared areas, or the mode chosen while
+ * the plan runs (exec/store_chooser.h), estimated as the cheaper of the two (planner.c predict). */
+enum pc_store_mode { PC_STORES_NORMAL = 0, PC_STORES_STREAM = 1, PC_STORES_AUTO = 2 };
+/* The longest wait of a stores=auto plan between probes of the other mode, in executions. */
+#define PC_STORES_PROBE_MAX 4096
 
 
 /* The parameters by name (PLANCOLL_ALGORITHM keys): bits of pc_algorithm.params and of a forced entry's mask. */
@@ -127,6 +133,12 @@ struct pc_algorithm {
      * them runs execute as start + a waiting loop over advance (pc_steps_execute), so both are one code path. */
     int (*start)(struct plancoll_plan_s *, const void *sendbuf, void *recvbuf);
     int (*advance)(struct plancoll_plan_s *, bool *done);
+    /* For algorithms with the stores parameter: switches the plan's store mode between two executions (stores=auto,
+     * exec/store_chooser.h), streaming or ordinary stores into its node-shared areas from the next execution on,
+     * where the plan can stream at all (contiguous types). Local: ranks may differ, since a reader reads either
+     * mode alike and each writer fences its own streaming stores. Never called while an execution is in progress.
+     * NULL: the mode is fixed at set-up (stores=auto then runs ordinary stores). */
+    void (*set_stores)(struct plancoll_plan_s *, bool stream);
     /* Releases everything setup took and sets plan->impl to NULL: memory, persistent requests
      * (MPI_Request_free), communicators (MPI_Comm_free) and windows (MPI_Win_free, after unlocking) it created,
      * segment reservations and flag slots (pc_segment_release), node-shared mappings (pc_node_shm_free).

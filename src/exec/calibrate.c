@@ -539,18 +539,22 @@ static int measure_node_p2p(struct cal *c, struct pc_machine_model *m)
     return PLANCOLL_SUCCESS;
 }
 
-/* Rewriting lines another core read last (model.h: store_normal_us_per_b, store_stream_us_per_b), the hierarchical
- * allreduces' pattern (a leader rewrites the result area the node's ranks copied out the execution before; a rank
- * rewrites the hand-over slot its leader read): local ranks 0 and 1 of node 0, pinned to a CPU each as the node's
+/* Rewriting lines another core read last (model.h: store_normal_us_per_b, store_stream_us_per_b), the pattern of
+ * every node-shared data path (the hierarchical allreduces' result and hand-over areas, the node-aware alltoalls'
+ * and aggregated alltoallv's staging slots): local ranks 0 and 1 of node 0, pinned to a CPU each as the node's
  * signal is timed (measure_node_p2p), so that the pair sits on two cores as the host placed them. One sample is a
- * round: rank 0 writes an area of its slot (ordinary stores, or streaming ones and SFENCE), posts its flag,
- * rank 1 copies the slot out to private memory and posts its flag, rank 0 sees it. Both the fetch of each line
+ * round in which both ranks do what an execution makes them do, at the same time: each writes an area of its own
+ * slot (ordinary stores, or streaming ones and SFENCE), posts its flag, copies the other's area out to private
+ * memory once that one is posted, and posts again; the round ends when both have read. Both the fetch of each line
  * back from the reader's core (ordinary stores) and the reader's cache misses after streaming stores are in the
- * round, which is what each execution pays. The two modes alternate sample by sample, so that a change of load
- * or placement during the stage hits both alike; per byte. At each of pc_store_sizes: 1 MiB (a vector's result area
- * larger than a core's private caches), 16 KiB and 256 B (which the two cores' caches hold: there an ordinary store's
- * line comes from the other core's cache, while a streaming store sends it to memory, drains before the flag and
- * leaves the reader a miss, a latency small staged blocks feel). */
+ * round, and so is the two cores' contention for the shared cache and memory that a single writer would not see:
+ * timed with one writer and an idle partner, the streaming mode came out cheaper at 1 MiB whichever way the host
+ * placed the cores, while allreduce.dpml at 2 ranks, both ranks writing at once, ran 2x faster with ordinary stores
+ * at 1-2.4 MB when the cores shared a cache. The two modes alternate sample by sample, so that a change of load or
+ * placement during the stage hits both alike; per byte of one area. At each of pc_store_sizes: 1 MiB (a vector's
+ * result area larger than a core's private caches), 16 KiB and 256 B (which the two cores' caches hold: there an
+ * ordinary store's line comes from the other core's cache, while a streaming store sends it to memory, drains
+ * before the flag and leaves the reader a miss, a latency small staged blocks feel). */
 static int measure_stores(struct cal *c, struct pc_machine_model *m)
 {
     struct pc_layout *L = c->L;
@@ -569,35 +573,31 @@ static int measure_stores(struct cal *c, struct pc_machine_model *m)
     uint64_t seq = c->seq;
     cpu_set_t saved;
     bool pinned = mine && pin_cpu(L->node_rank, &saved);
-    char *slot = c->shm + 64 * (size_t)L->node_size; /* local rank 0's slot */
-    _Atomic uint64_t *writer = &c->flags[0], *reader = &c->flags[8];
+    char *slots = c->shm + 64 * (size_t)L->node_size;
+    const int me = mine ? L->node_rank : 0, other = mine ? 1 - me : 0; /* the pair, local ranks 0 and 1 */
+    char *own = slots + (size_t)me * SLOT_BYTES, *theirs = slots + (size_t)other * SLOT_BYTES;
+    _Atomic uint64_t *my_flag = &c->flags[8 * me], *their_flag = &c->flags[8 * other];
     for (int round = 0; more; round++) {
         const int warm = round == 0 ? 1 : 0; /* one untimed round of each mode: first touch of the buffers */
         for (int r = 0; r < warm + REPS; r++)
             for (int mode = 0; mode < N; mode++) {
-                if (!need[mode] && r >= warm) {
-                    seq++; /* every rank of the pair skips alike (need is agreed) */
-                    continue;
-                }
-                seq++;
+                seq += 2; /* written, read: every rank alike, skipped or not (need is agreed) */
+                if (!need[mode] && r >= warm) continue;
                 if (!mine) continue;
                 const size_t bytes = (size_t)pc_store_sizes[mode / 2];
                 double t0 = MPI_Wtime();
-                if (L->node_rank == 0) {
-                    if (mode % 2) {
-                        pc_stream_copy(slot, c->priv, bytes);
-                        pc_stream_fence();
-                    } else {
-                        memcpy(slot, c->priv, bytes);
-                    }
-                    pc_flag_post(writer, seq);
-                    flag_wait_running(L, reader, seq);
-                    if (r >= warm) series_add(&x[mode], (MPI_Wtime() - t0) * 1e6 / (double)bytes);
+                if (mode % 2) {
+                    pc_stream_copy(own, c->priv, bytes);
+                    pc_stream_fence();
                 } else {
-                    flag_wait_running(L, writer, seq);
-                    memcpy(c->priv2, slot, bytes);
-                    pc_flag_post(reader, seq);
+                    memcpy(own, c->priv, bytes);
                 }
+                pc_flag_post(my_flag, seq - 1);
+                flag_wait_running(L, their_flag, seq - 1);
+                memcpy(c->priv2, theirs, bytes);
+                pc_flag_post(my_flag, seq);
+                flag_wait_running(L, their_flag, seq);
+                if (me == 0 && r >= warm) series_add(&x[mode], (MPI_Wtime() - t0) * 1e6 / (double)bytes);
             }
         for (int i = 0; i < N; i++) spread[i] = mine && L->node_rank == 0 ? series_spread(&x[i]) : 0;
         if ((err = another_round(c, !mine, spread, N, round, stage_t0, &first, need, &more))) break;

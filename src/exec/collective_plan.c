@@ -9,9 +9,13 @@
 #include "shm/layout.h"
 #include "shm/wait.h"
 
+/* stores=auto plans learn their store mode from these executions (exec/store_chooser.h). */
 static int execute(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbuf)
 {
-    return plan->alg->execute(plan, sendbuf, recvbuf);
+    pc_store_chooser_before(plan, true);
+    int err = plan->alg->execute(plan, sendbuf, recvbuf);
+    if (!err) pc_store_chooser_after(plan);
+    return err;
 }
 
 /* plancoll_start: only an algorithm with the resumable form (struct pc_algorithm's start and advance). */
@@ -21,6 +25,7 @@ static int start(struct plancoll_plan_s *plan, const void *sendbuf, void *recvbu
         return pc_error(PLANCOLL_ERR_NOT_STARTABLE,
                         "%s runs only blocking (it waits inside its steps): plan with PLANCOLL_NONBLOCKING to start it",
                         plan->alg->name);
+    pc_store_chooser_before(plan, false); /* the current mode, untimed */
     return plan->alg->start(plan, sendbuf, recvbuf);
 }
 
@@ -129,6 +134,17 @@ static void fprint(const struct plancoll_plan_s *plan, FILE *out)
                                         : L->oversubscribed ? "yielding (oversubscribed)" : "spin-then-yield");
     fprintf(out, "  in place    %s\n", plan->in_place ? "yes" : "no");
     fprintf(out, "  executions  %llu\n", plan->executions);
+    const struct pc_store_chooser *sc = &plan->stores_auto;
+    if (sc->on) {
+        /* stores=auto (exec/store_chooser.h): this rank's current mode and what it has seen of each */
+        fprintf(out, "  stores      auto: %s now, %llu switch%s;", sc->best_stream ? "streaming" : "ordinary", sc->switches,
+                sc->switches == 1 ? "" : "es");
+        for (int k = 0; k < 2; k++) {
+            if (sc->mean_us[k] >= 0) fprintf(out, " %s %.2f us", k ? "streaming" : "ordinary", sc->mean_us[k]);
+            else fprintf(out, " %s not timed", k ? "streaming" : "ordinary");
+            fputc(k ? '\n' : ',', out);
+        }
+    }
 }
 
 /* A plan whose creation failed before the choice has no algorithm yet. */

@@ -179,7 +179,7 @@ static int fix_compute(struct pc_measure_ctx *ctx, struct plancoll_plan_s *trial
     int err = PLANCOLL_SUCCESS;
     for (int i = 0; i < RUNS && !err; i++) {
         double t0 = MPI_Wtime();
-        err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+        err = pc_collective_plan_ops.execute(trial, trial->sendbuf, trial->recvbuf);
         double took = (MPI_Wtime() - t0) * 1e6;
         if (!(took > 0)) took = 0;
         memcpy(&bits[i], &took, sizeof took);
@@ -212,7 +212,7 @@ static int run_loop(struct pc_measure_ctx *ctx, struct pc_measure_trial *t, doub
     int err = pc_barrier_wait(p->layout);
     double t0 = MPI_Wtime(), last = t0;
     for (int i = 0; i < t->loop && !err; i++) {
-        err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+        err = pc_collective_plan_ops.execute(trial, trial->sendbuf, trial->recvbuf);
         double now = MPI_Wtime();
         t->loop_times[i] = (now - last) * 1e6;
         last = now;
@@ -260,6 +260,7 @@ static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
         t->plan.sendbuf = p->in_place ? MPI_IN_PLACE : ctx->sbuf;
         t->plan.recvbuf = ctx->rbuf;
         if (!err) err = t->plan.alg->setup(&t->plan);
+        if (!err) pc_store_chooser_init(&t->plan);
     }
     err = agree_setup(p, err);
     if (err) {
@@ -270,7 +271,7 @@ static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
     double warm = 0;
     for (int w = 0; w < 2 && !err; w++) {
         double t0 = MPI_Wtime();
-        err = t->plan.alg->execute(&t->plan, t->plan.sendbuf, t->plan.recvbuf);
+        err = pc_collective_plan_ops.execute(&t->plan, t->plan.sendbuf, t->plan.recvbuf);
         warm = (MPI_Wtime() - t0) * 1e6;
     }
     err = pc_agree_error(p, err);
@@ -317,7 +318,7 @@ static int batch(void *hook_ctx, int slot, double *us)
     /* Another trial plan ran just before: one untimed execution brings this one's own memory back into the caches,
      * as an application running it back-to-back would have it. Skipped for executions that fill a batch alone
      * (about 1 ms or more): they stream more than the caches hold anyway, and the extra run would double the cost. */
-    if (t->per_batch > 1) err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+    if (t->per_batch > 1) err = pc_collective_plan_ops.execute(trial, trial->sendbuf, trial->recvbuf);
     int rc = pc_barrier_wait(p->layout);
     if (!err) err = rc;
     /* Per-execution times travel as the bits of non-negative doubles, which order as the doubles do, so the
@@ -336,7 +337,7 @@ static int batch(void *hook_ctx, int slot, double *us)
         else if (!overlap && started && odd) err = run_started(ctx, trial, false, &took);
         else {
             double t0 = MPI_Wtime();
-            err = trial->alg->execute(trial, trial->sendbuf, trial->recvbuf);
+            err = pc_collective_plan_ops.execute(trial, trial->sendbuf, trial->recvbuf);
             took = (MPI_Wtime() - t0) * 1e6;
         }
         if (!(took > 0)) took = 0;

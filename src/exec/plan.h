@@ -14,6 +14,7 @@
 #include "base/problem.h"
 #include "exec/datatype.h"
 #include "exec/reduce.h"
+#include "exec/store_chooser.h"
 #include "exec/tags.h"
 #include "plancoll.h"
 #include "shm/mpi_compat.h"
@@ -93,6 +94,7 @@ struct plancoll_plan_s {
     struct plancoll_plan_s *active_prev, *active_next;
     bool progress_thread; /* PLANCOLL_PROGRESS_THREAD=1 at creation: the progress thread advances it, holding a reference */
     bool planned_buffers; /* this execution runs on the buffers given at plan time (plancoll_execute) */
+    struct pc_store_chooser stores_auto; /* stores=auto: the mode chosen while the plan runs (exec/store_chooser.h) */
 
     /* provenance, for plancoll_fprint_plan */
     const char *chosen_by;

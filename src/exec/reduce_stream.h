@@ -20,13 +20,10 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "base/model.h"   /* pc_store_sizes */
+#include "base/algorithm.h" /* enum pc_store_mode */
+#include "base/model.h"     /* pc_store_sizes */
 #include "base/problem.h"
 #include "base/stream_copy.h" /* PC_STREAM_STORES, pc_stream_copy, pc_stream_fence */
-
-/* The values of pc_params.stores. */
-enum pc_store_mode { PC_STORES_NORMAL = 0, PC_STORES_STREAM = 1 };
-
 
 /* out[i] = a[i] op b[i] for i < n (n elements of ext bytes), written with streaming stores, the result bit for bit
  * that of fast3(a, b, out, n): each block of elements is computed by fast3 itself into a buffer that stays in L1 and
@@ -46,20 +43,24 @@ void pc_stream_sum3_u64(const void *a, const void *b, void *out, int n);
 void pc_stream_sum3_c32(const void *a, const void *b, void *out, int n);
 void pc_stream_sum3_c64(const void *a, const void *b, void *out, int n);
 
-/* How many store modes the staging alltoalls (alltoall.leader/mpml/onmpml, alltoall.pap, alltoallv.aggregated)
- * offer for problem p: both where the build has streaming stores, a node has several ranks (so that what a rank
- * stages is read by another core), every rank's types are contiguous (the staging copies are then memcpys;
- * MPI_Pack writes non-contiguous data with ordinary stores, so the mode would change nothing) and a block is at
- * least the smallest size calibration prices the modes at (pc_store_sizes[0]); else one, ordinary stores.
- * Below that size the model has no figure for either mode: pc_cost_shared_store would stretch the per-byte
- * difference measured at pc_store_sizes[0] down to a few dozen bytes, where what decides is the fence and the
- * line the reader then fetches from memory instead of from the writer's cache, which a per-byte figure does not
- * scale to; a mode the model cannot price is not a candidate. A forced stores=stream on such a problem still runs
- * (with ordinary stores where the types are not contiguous). */
-static inline int pc_staging_store_modes(const struct pc_problem *p)
+/* The store mode the staging alltoalls (alltoall.leader/mpml/onmpml, alltoall.pap, alltoallv.aggregated) offer
+ * for problem p: auto (the mode chosen while the plan runs, exec/store_chooser.h) where both modes can run and be
+ * priced, else ordinary stores. Both can where the build has streaming stores, a node has several ranks (so that
+ * what a rank stages is read by another core), every rank's types are contiguous (the staging copies are then
+ * memcpys; MPI_Pack writes non-contiguous data with ordinary stores, so the mode would change nothing) and a block
+ * is at least the smallest size calibration prices the modes at (pc_store_sizes[0]). Below that size the model has
+ * no figure for either mode: pc_cost_shared_store would stretch the per-byte difference measured at
+ * pc_store_sizes[0] down to a few dozen bytes, where what decides is the fence and the line the reader then
+ * fetches from memory instead of from the writer's cache, which a per-byte figure does not scale to; a mode the
+ * model cannot price is not a candidate. The fixed modes are not offered where auto is: the host can change which
+ * one is cheaper while a plan runs. Forced, stores=stream and auto run on any problem (with ordinary stores where
+ * the types are not contiguous). */
+static inline int pc_staging_store_mode(const struct pc_problem *p)
 {
     const uint64_t block = p->coll == PC_ALLTOALLV ? p->max_block_bytes : p->block_bytes;
-    return PC_STREAM_STORES && p->shape.max_ppn > 1 && p->contiguous && (double)block >= pc_store_sizes[0] ? 2 : 1;
+    return PC_STREAM_STORES && p->shape.max_ppn > 1 && p->contiguous && (double)block >= pc_store_sizes[0]
+               ? PC_STORES_AUTO
+               : PC_STORES_NORMAL;
 }
 
 /* memcpy, or pc_stream_copy when stream: a staging copy into a node-shared area in the plan's store mode. */

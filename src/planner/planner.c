@@ -21,7 +21,7 @@ static double seconds_now(void)
 }
 
 const char *const pc_inter_names[3] = {"rd", "rsag", "mpi"};
-const char *const pc_stores_names[2] = {"normal", "stream"};
+const char *const pc_stores_names[3] = {"normal", "stream", "auto"};
 
 static int parse_int(const char *v, int *out)
 {
@@ -76,7 +76,7 @@ static int parse_param(char *kv, struct pc_forced *f)
     }
     if (strcmp(k, "stores") == 0) {
         f->mask |= PC_PARAM_STORES;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
             if (strcmp(v, pc_stores_names[i]) == 0) {
                 f->params.stores = i;
                 return 0;
@@ -126,7 +126,7 @@ int pc_parse_forced(const struct pc_algorithm_table *algs, const char *text, enu
             if (parse_param(kv, &f) != 0)
                 return pc_error(PLANCOLL_ERR_ALGORITHM,
                                 "PLANCOLL_ALGORITHM: '%s' of %s is not a parameter (leaders=N, placement=first|numa, "
-                                "depth=N, segments=N, transport=p2p|put, radix=N, inter=rd|rsag|mpi, stores=normal|stream)",
+                                "depth=N, segments=N, transport=p2p|put, radix=N, inter=rd|rsag|mpi, stores=normal|stream|auto)",
                                 copy, entry);
             kv = next;
         }
@@ -196,13 +196,40 @@ static double host_work_bound(const struct pc_problem *p, double mean_busy_us)
 
 /* The model's figures of candidate c (its algorithm and parameters set): critical path (the estimate, or the
  * host-wide work bound where that is larger) and caller's busy time (within the estimate, as before the bound). */
+static void predict_fixed(const struct pc_algorithm *a, const struct pc_problem *p, const struct pc_machine_model *m,
+                          const struct pc_params *params, struct pc_candidate *c)
+{
+    double estimate = a->estimate ? a->estimate(p, params, m) : 0.0;
+    c->busy_us = pc_algorithm_busy(a, p, params, m, estimate);
+    double work = host_work_bound(p, pc_algorithm_mean_busy(a, p, params, m, c->busy_us));
+    c->predicted_us = work > estimate ? work : estimate;
+}
+
+/* A stores=auto plan (exec/store_chooser.h) runs the cheaper mode and probes the other now and then: the cheaper
+ * mode's figures, plus the probes' cost where the host holds its state (one execution in
+ * PC_STORES_PROBE_MAX in the other mode). Where the mode would change nothing (set_stores NULL), ordinary
+ * stores. */
 static void predict(const struct pc_algorithm *a, const struct pc_problem *p, const struct pc_machine_model *m,
                     struct pc_candidate *c)
 {
-    double estimate = a->estimate ? a->estimate(p, &c->params, m) : 0.0;
-    c->busy_us = pc_algorithm_busy(a, p, &c->params, m, estimate);
-    double work = host_work_bound(p, pc_algorithm_mean_busy(a, p, &c->params, m, c->busy_us));
-    c->predicted_us = work > estimate ? work : estimate;
+    if (c->params.stores == PC_STORES_AUTO) {
+        struct pc_params normal = c->params, stream = c->params;
+        normal.stores = PC_STORES_NORMAL;
+        stream.stores = PC_STORES_STREAM;
+        struct pc_candidate cn = *c, cs = *c;
+        predict_fixed(a, p, m, &normal, &cn);
+        if (!a->set_stores) {
+            cs = cn;
+        } else {
+            predict_fixed(a, p, m, &stream, &cs);
+        }
+        const struct pc_candidate *lo = cs.predicted_us < cn.predicted_us ? &cs : &cn;
+        const struct pc_candidate *hi = lo == &cs ? &cn : &cs;
+        c->busy_us = lo->busy_us;
+        c->predicted_us = lo->predicted_us + (hi->predicted_us - lo->predicted_us) / PC_STORES_PROBE_MAX;
+    } else {
+        predict_fixed(a, p, m, &c->params, c);
+    }
     c->measured_other_us = -1.0;
     c->rank_us = c->predicted_us;
 }
@@ -289,7 +316,7 @@ void pc_params_format(const struct pc_params *params, unsigned mask, char *buf, 
             break;
         case 6:
             w = snprintf(field, sizeof field, "stores=%s",
-                         params->stores >= 0 && params->stores < 2 ? pc_stores_names[params->stores] : "?");
+                         params->stores >= 0 && params->stores < 3 ? pc_stores_names[params->stores] : "?");
             break;
         }
         if (w <= 0) continue;

@@ -78,13 +78,13 @@ int pc_parse_algorithm_list(const struct pc_algorithm_table *algs, const char *t
 
 /* One entry of PLANCOLL_ALGORITHM: an algorithm, optionally with some parameters fixed
  * ("alltoall.mpml:leaders=2:placement=numa"; keys leaders, placement=first|numa, depth (= segments), segments,
- * transport=p2p|put, radix, inter=rd|rsag|mpi, stores=normal|stream).
+ * transport=p2p|put, radix, inter=rd|rsag|mpi, stores=normal|stream|auto).
  * The PC_PARAM_* bits are in base/algorithm.h. */
 /* Values of inter=: the index is pc_params.inter. */
 extern const char *const pc_inter_names[3];
 /* Values of stores= (the writes into node-shared areas of the hierarchical allreduces and of the staging alltoalls,
  * exec/reduce_stream.h): the index is pc_params.stores. */
-extern const char *const pc_stores_names[2];
+extern const char *const pc_stores_names[3];
 struct pc_forced {
     int alg;
     struct pc_params params; /* the fixed values */

@@ -469,7 +469,7 @@ static int parse_record(struct parser *ps, char *rest, struct pc_wisdom_entry *e
             e->params.inter = (int)x;
             break;
         case F_STORES: /* optional (absent: 0, ordinary stores): an index of pc_stores_names */
-            ok = parse_long(v, 0, 1, &x);
+            ok = parse_long(v, 0, 2, &x);
             e->params.stores = (int)x;
             break;
         case F_US: ok = parse_time(v, &e->measured_us); break;

@@ -534,8 +534,9 @@ int main(int argc, char **argv)
     /* Streaming stores forced on each hierarchical allreduce over the whole matrix (the planner's own pick among
      * the other parameters): they run the SUM kernels for their types and the blocked form for every other op
      * (reduce_stream.h); where the build has no streaming stores, stores=stream runs ordinary ones. Ordinary stores
-     * are forced in param_runs (and are what the default model of these tests picks when nothing is forced: without
-     * calibrated store terms the modes tie and the first variant, ordinary stores, wins). */
+     * are forced in param_runs; unforced, the plans take stores=auto where the build has streaming stores (the one
+     * mode the planner offers there, exec/store_chooser.h): streaming stores at the first two executions, ordinary
+     * ones at the third (the chooser's first probe), then the faster. */
     static const char *const store_runs[] = {
         "allreduce.leader:stores=stream",
         "allreduce.dpml:stores=stream",

@@ -86,14 +86,13 @@ static void test_enumerate_forced(void **state)
     /* a listed variant */
     assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:placement=numa", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
     assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-    /* each with ordinary stores, then (where the build has them) streaming ones: S per set of the others */
-    const int S = PC_STREAM_STORES ? 2 : 1;
-    assert_int_equal(n, 2 * S); /* both transports: two nodes */
+    /* one store mode per set of the others (the one pc_staging_store_mode offers) */
+    assert_int_equal(n, 2); /* both transports: two nodes */
     for (int i = 0; i < n; i++) {
         assert_int_equal(c[i].params.leaders, 2);
         assert_int_equal(c[i].params.placement, 1);
-        assert_int_equal(c[i].params.transport, i / S);
-        assert_int_equal(c[i].params.stores, i % S);
+        assert_int_equal(c[i].params.transport, i);
+        assert_int_equal(c[i].params.stores, pc_staging_store_mode(&p));
     }
     /* a value no variant lists (3 leaders, 99 leaders): built from the request */
     assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=3,alltoall.mpml:leaders=99", PC_ALLTOALL, f, 4, &nf),
@@ -105,7 +104,7 @@ static void test_enumerate_forced(void **state)
     /* only a fixed field: every variant matching it */
     assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:placement=first", PC_ALLTOALL, f, 4, &nf), PLANCOLL_SUCCESS);
     assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-    assert_int_equal(n, 6 * S); /* leaders 1, 2, 4, each with both transports (and store modes) */
+    assert_int_equal(n, 6); /* leaders 1, 2, 4, each with both transports (in the offered store mode) */
     for (int i = 0; i < n; i++) assert_int_equal(c[i].params.placement, 0);
     /* forced and inapplicable: Bruck on non-contiguous types */
     p.contiguous = false;
@@ -207,13 +206,14 @@ static void test_allreduce_variants(void **state)
     struct pc_params v[PC_MAX_VARIANTS];
     /* two nodes of 4 ranks on 2 NUMA domains, commutative op */
     struct pc_problem p = allreduce(2, 4, 2, true, true);
-    /* each with ordinary stores, then (where the build has them) streaming ones: S variants per set of the others */
-    const int S = PC_STREAM_STORES ? 2 : 1;
+    /* one store mode per set of the others: auto where the build has streaming stores (the mode chosen while the
+     * plan runs), else ordinary stores */
+    const int S = 1, mode = PC_STREAM_STORES ? PC_STORES_AUTO : PC_STORES_NORMAL;
     assert_int_equal(variants_of("allreduce.leader", &p, v), 3 * S); /* rd, rsag, mpi */
     for (int i = 0; i < 3 * S; i++) {
         assert_int_equal(v[i].leaders, 1);
         assert_int_equal(v[i].inter, i / S);
-        assert_int_equal(v[i].stores, i % S);
+        assert_int_equal(v[i].stores, mode);
     }
     int n = variants_of("allreduce.dpml", &p, v);
     assert_int_equal(n, 12 * S); /* leaders 2 and 4, first and numa, three inter-node algorithms */
@@ -319,15 +319,18 @@ static void test_stream_needs_calibrated_size(void **state)
             const struct pc_problem *p = k == 3 ? &a2av : &a2a;
             const int alg = pc_registry_find(names[k]);
             struct pc_candidate c[PC_MAX_CANDIDATES];
-            int n = 0, normal = 0, stream = 0;
+            int n = 0, normal = 0, stream = 0, automatic = 0;
             assert_int_equal(pc_enumerate(algs(), p, &alg, 1, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
             for (int i = 0; i < n; i++) {
-                if (c[i].params.stores) stream++;
-                else normal++;
+                normal += c[i].params.stores == PC_STORES_NORMAL;
+                stream += c[i].params.stores == PC_STORES_STREAM;
+                automatic += c[i].params.stores == PC_STORES_AUTO;
             }
-            if (normal == 0 || stream != (large && PC_STREAM_STORES ? normal : 0))
-                fail_msg("%s, %llu-byte blocks: %d ordinary-stores and %d streaming candidates", names[k],
-                         (unsigned long long)p->block_bytes, normal, stream);
+            /* below the size: ordinary stores only; from it (with streaming stores in the build): auto only */
+            const bool both = large && PC_STREAM_STORES;
+            if (n == 0 || stream != 0 || (both ? normal != 0 || automatic != n : automatic != 0 || normal != n))
+                fail_msg("%s, %llu-byte blocks: %d ordinary-stores, %d streaming and %d auto candidates", names[k],
+                         (unsigned long long)p->block_bytes, normal, stream, automatic);
         }
         struct pc_forced f[2];
         int nf = 0, n = 0;
@@ -363,6 +366,9 @@ static void test_staging_stores_spec(void **state)
         {"alltoall.pap:transport=p2p:stores=normal", &a2a, PC_STORES_NORMAL},
         {"alltoallv.aggregated:leaders=0:placement=first:segments=0:transport=p2p:stores=stream", &a2av,
          PC_STORES_STREAM},
+        {"alltoall.pap:transport=p2p:stores=auto", &a2a, PC_STORES_AUTO},
+        {"alltoall.mpml:leaders=1:placement=first:transport=p2p:stores=auto", &a2a, PC_STORES_AUTO},
+        {"alltoallv.aggregated:leaders=0:placement=first:segments=0:transport=p2p:stores=auto", &a2av, PC_STORES_AUTO},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         struct pc_forced f[4];
@@ -382,7 +388,9 @@ static void test_staging_stores_spec(void **state)
         struct pc_params v[PC_MAX_VARIANTS];
         int nv = variants_of(pc_registry_get(c[0].alg)->name, runs[i].p, v), listed = 0;
         for (int k = 0; k < nv; k++) listed += memcmp(&v[k], &c[0].params, sizeof v[k]) == 0;
-        assert_int_equal(listed, PC_STREAM_STORES || runs[i].stores == PC_STORES_NORMAL ? 1 : 0);
+        /* the one mode offered: auto where the build has streaming stores, else ordinary; the others are forced */
+        const int offered = PC_STREAM_STORES ? PC_STORES_AUTO : PC_STORES_NORMAL;
+        assert_int_equal(listed, runs[i].stores == offered ? 1 : 0);
     }
     /* non-contiguous: only ordinary stores offered; stream forced all the same */
     struct pc_problem nc = a2a;
@@ -513,13 +521,11 @@ static void test_put_not_offered_oversubscribed(void **state)
         int nf, n;
         assert_int_equal(pc_parse_forced(algs(), "alltoall.mpml:leaders=2:transport=put", PC_ALLTOALL, f, 2, &nf), PLANCOLL_SUCCESS);
         assert_int_equal(pc_enumerate_forced(algs(), &p, f, nf, &m, c, PC_MAX_CANDIDATES, &n), PLANCOLL_SUCCESS);
-        /* offered: the put variants of both store modes; else built from the request (ordinary stores) */
-        assert_int_equal(n, why ? 1 : (PC_STREAM_STORES ? 2 : 1));
-        for (int i = 0; i < n; i++) {
-            assert_int_equal(c[i].params.transport, 1);
-            assert_int_equal(c[i].params.leaders, 2);
-            assert_int_equal(c[i].params.stores, i);
-        }
+        /* offered, or else built from the request on the first variant: in the offered store mode either way */
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].params.transport, 1);
+        assert_int_equal(c[0].params.leaders, 2);
+        assert_int_equal(c[0].params.stores, pc_staging_store_mode(&p));
     }
 }
 

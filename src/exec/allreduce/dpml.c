@@ -50,5 +50,6 @@ const struct pc_algorithm pc_allreduce_dpml = {
     .execute = pc_steps_execute,
     .start = pc_dpml_start,
     .advance = pc_dpml_advance,
+    .set_stores = pc_dpml_set_stores,
     .teardown = pc_dpml_teardown,
 };

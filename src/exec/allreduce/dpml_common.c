@@ -172,17 +172,18 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
         if (!p->mpi_op_differs) inters[ninter++] = PC_DPML_INTER_MPI;
     }
     const int one_seg = 0, *segs = c->nsegs > 0 ? c->segs : &one_seg, nsegs = c->nsegs > 0 ? c->nsegs : 1;
-    /* streaming stores only where they exist, and only where a node's ranks write areas other ranks read */
-    const int nstores = PC_STREAM_STORES && p->shape.max_ppn > 1 ? 2 : 1;
+    /* the mode chosen while the plan runs (exec/store_chooser.h) where streaming stores exist and a node's ranks
+     * write areas other ranks read; else ordinary stores */
+    const int stores = PC_STREAM_STORES && p->shape.max_ppn > 1 ? PC_STORES_AUTO : PC_STORES_NORMAL;
     int l = c->first_leaders < 1 ? 1 : c->first_leaders > top ? top : c->first_leaders;
     for (;;) {
         for (int placement = 0; placement < 2; placement++) {
             if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;
             for (int i = 0; i < ninter; i++)
                 for (int s = 0; s < nsegs; s++)
-                    for (int w = 0; w < nstores && n < max; w++)
+                    if (n < max)
                         out[n++] = (struct pc_params){.leaders = l, .placement = placement, .segments = segs[s],
-                                                      .inter = inters[i], .stores = w};
+                                                      .inter = inters[i], .stores = stores};
         }
         if (l == top) break;
         l = l * 2 > top ? top : l * 2;
@@ -375,10 +376,10 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     st->contig = plan->rtype.contiguous;
     st->trivial = plan->size == 1 || st->count == 0;
     if (st->trivial) return PLANCOLL_SUCCESS;
-    if (cfg->stores < PC_STORES_NORMAL || cfg->stores > PC_STORES_STREAM)
+    if (cfg->stores < PC_STORES_NORMAL || cfg->stores > PC_STORES_AUTO)
         return pc_error(PLANCOLL_ERR_ARGUMENT, "dpml: store mode %d", cfg->stores);
-    st->stream = cfg->stores == PC_STORES_STREAM;
-    if (st->stream) {
+    st->stream = cfg->stores == PC_STORES_STREAM; /* auto: set before each execution (pc_dpml_set_stores) */
+    if (cfg->stores != PC_STORES_NORMAL) {
         /* the accumulator of reduce_piece: one chunk, at least one element */
         size_t acc_bytes = (size_t)st->ext > CHUNK_BYTES ? (size_t)st->ext : CHUNK_BYTES;
         st->acc = aligned_alloc(64, (acc_bytes + 63) / 64 * 64);
@@ -447,6 +448,14 @@ int pc_dpml_setup_form(struct plancoll_plan_s *plan, enum pc_dpml_form form)
 {
     struct pc_dpml_config c = pc_dpml_config_of(form, &plan->params);
     return pc_dpml_setup(plan, &c);
+}
+
+/* stores=auto (exec/store_chooser.h): the streaming kernels' accumulator was allocated at set-up for any mode
+ * but ordinary, so either mode can run from the next execution on. */
+void pc_dpml_set_stores(struct plancoll_plan_s *plan, bool stream)
+{
+    struct dpml *st = plan->impl;
+    if (st && !st->trivial) st->stream = stream && st->acc != NULL;
 }
 
 void pc_dpml_teardown(struct plancoll_plan_s *plan)

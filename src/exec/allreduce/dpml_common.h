@@ -59,6 +59,8 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
 int pc_dpml_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
 int pc_dpml_advance(struct plancoll_plan_s *plan, bool *done);
 void pc_dpml_teardown(struct plancoll_plan_s *plan);
+/* struct pc_algorithm.set_stores of the dpml family (stores=auto). */
+void pc_dpml_set_stores(struct plancoll_plan_s *plan, bool stream);
 
 /* Set-up of a form from the plan's parameters. */
 int pc_dpml_setup_form(struct plancoll_plan_s *plan, enum pc_dpml_form form);

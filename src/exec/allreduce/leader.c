@@ -48,5 +48,6 @@ const struct pc_algorithm pc_allreduce_leader = {
     .execute = pc_steps_execute,
     .start = pc_dpml_start,
     .advance = pc_dpml_advance,
+    .set_stores = pc_dpml_set_stores,
     .teardown = pc_dpml_teardown,
 };

@@ -10,9 +10,9 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
     int n = 0;
     /* put where it can be fast and the plan is not started (pc_put_transport_offered) and its window offsets fit */
-    int transports = pc_put_transport_offered(p) && pc_na_put_fits(p) ? 2 : 1, stores = pc_staging_store_modes(p);
+    int transports = pc_put_transport_offered(p) && pc_na_put_fits(p) ? 2 : 1, stores = pc_staging_store_mode(p);
     for (int t = 0; t < transports; t++)
-        for (int w = 0; w < stores && n < max; w++) out[n++] = (struct pc_params){.transport = t, .stores = w};
+        if (n < max) out[n++] = (struct pc_params){.transport = t, .stores = stores};
     return n;
 }
 
@@ -40,5 +40,6 @@ const struct pc_algorithm pc_alltoall_leader = {
     .execute = pc_steps_execute,
     .start = pc_na_start,
     .advance = pc_na_advance,
+    .set_stores = pc_na_set_stores,
     .teardown = pc_na_teardown,
 };

@@ -13,14 +13,14 @@ int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int
     /* MPI_Put where it can be fast and the plan is not started (pc_put_transport_offered); transport=put still
      * forces it. */
     int n = 0, top = p->shape.nnodes > 1 ? p->shape.min_ppn : 1;
-    int transports = pc_put_transport_offered(p) && pc_na_put_fits(p) ? 2 : 1, stores = pc_staging_store_modes(p);
+    int transports = pc_put_transport_offered(p) && pc_na_put_fits(p) ? 2 : 1, stores = pc_staging_store_mode(p);
     for (int l = 1; l <= top && n < max; l = l * 2 > top && l < top ? top : l * 2) {
         for (int placement = 0; placement < 2; placement++) {
             if (placement && (p->shape.numa_domains <= 1 || l == 1)) continue;
             for (int t = 0; t < transports; t++)
-                for (int w = 0; w < stores && n < max; w++)
+                if (n < max)
                     out[n++] = (struct pc_params){.leaders = l, .placement = placement, .segments = depth, .transport = t,
-                                                  .stores = w};
+                                                  .stores = stores};
         }
         if (l == top) break;
     }
@@ -56,5 +56,6 @@ const struct pc_algorithm pc_alltoall_mpml = {
     .execute = pc_steps_execute,
     .start = pc_na_start,
     .advance = pc_na_advance,
+    .set_stores = pc_na_set_stores,
     .teardown = pc_na_teardown,
 };

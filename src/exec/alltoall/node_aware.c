@@ -20,7 +20,7 @@
  * ownership of lines the readers of the last execution hold; the readers then miss their caches); a rank fences
  * its streaming stores before the progress flag that publishes them. The scatter writes the caller's private
  * receive buffer: ordinary stores. Non-contiguous types go through MPI_Pack, ordinary stores in either mode (the
- * mode is then not offered: pc_staging_store_modes).
+ * mode is then not offered: pc_staging_store_mode).
  * Transport: point-to-point (Irecv into R, Isend from S), or MPI_Put into the peer node's segment, exposed at
  * plan time in a window locked once (MPI_Win_lock_all). With Put the receiving leader first grants a credit
  * (puts the execution number into the sender's segment) once its node no longer reads R; the sender waits for
@@ -175,7 +175,7 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
     st->me = L->node_rank;
     st->l = pc_na_leaders_used(&plan->prob, cfg->leaders);
     st->m = (size_t)plan->prob.block_bytes;
-    /* agreed contiguity: MPI_Pack's writes are ordinary stores whatever the mode (pc_staging_store_modes) */
+    /* agreed contiguity: MPI_Pack's writes are ordinary stores whatever the mode (pc_staging_store_mode) */
     st->stream = cfg->stream && plan->prob.contiguous;
     if (st->m == 0) return PLANCOLL_SUCCESS;
     /* Decided from agreed figures only (the largest node), so every rank refuses alike before any collective. */
@@ -251,6 +251,13 @@ int pc_na_setup(struct plancoll_plan_s *plan, const struct pc_na_config *cfg)
         }
     if (cfg->put && st->N > 1) return pc_segwin_open(&st->w, L, st->seg, (size_t)(st->R - st->seg->base), st->first_flag);
     return PLANCOLL_SUCCESS;
+}
+
+/* stores=auto (exec/store_chooser.h): the mode of the next executions; MPI_Pack's writes stay ordinary. */
+void pc_na_set_stores(struct plancoll_plan_s *plan, bool stream)
+{
+    struct na_state *st = plan->impl;
+    if (st) st->stream = stream && plan->prob.contiguous;
 }
 
 void pc_na_teardown(struct plancoll_plan_s *plan)

@@ -32,6 +32,8 @@ static inline int pc_na_setup_form(struct plancoll_plan_s *plan, enum pc_na_form
 int pc_na_start(struct plancoll_plan_s *plan, const void *sbuf, void *rbuf);
 int pc_na_advance(struct plancoll_plan_s *plan, bool *done);
 void pc_na_teardown(struct plancoll_plan_s *plan);
+/* struct pc_algorithm.set_stores of the node-aware family (stores=auto). */
+void pc_na_set_stores(struct plancoll_plan_s *plan, bool stream);
 /* Whether the largest node pair's message fits one MPI_Put (seg_window.h, PC_RMA_MAX_BYTES): the put transport
  * is offered only then, and refused at set-up otherwise. */
 bool pc_na_put_fits(const struct pc_problem *p);
@@ -86,7 +88,7 @@ static inline double pc_na_busy_form(enum pc_na_form form, const struct pc_probl
     return pc_na_busy(p, &c, m);
 }
 /* Leader counts 1, 2, 4, ... and the smallest node's size; NUMA-spread placement when nodes have domains; both
- * transports when there is more than one node; both store modes where pc_staging_store_modes offers them; pipeline
+ * transports when there is more than one node; the store mode pc_staging_store_mode offers; pipeline
  * depth `depth` on each. */
 int pc_na_leader_variants(const struct pc_problem *p, struct pc_params *out, int max, int depth);
 

@@ -38,5 +38,6 @@ const struct pc_algorithm pc_alltoall_onmpml = {
     .execute = pc_steps_execute,
     .start = pc_na_start,
     .advance = pc_na_advance,
+    .set_stores = pc_na_set_stores,
     .teardown = pc_na_teardown,
 };

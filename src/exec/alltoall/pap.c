@@ -26,7 +26,7 @@
  *   next, is a memcpy or a streaming copy (no read for ownership of the line j read two executions ago; j then
  *   misses its caches), fenced before flag[s]. j's copy out goes to its private receive buffer: ordinary stores.
  *   Non-contiguous types are packed by MPI_Pack, ordinary stores in either mode (the mode is then not offered:
- *   pc_staging_store_modes).
+ *   pc_staging_store_mode).
  *
  * Inter-node peers, parameter transport:
  *   0 point-to-point (default): at arrival post one receive per remote source straight into the receive
@@ -151,12 +151,12 @@ struct pap {
 
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    int n = 0, stores = pc_staging_store_modes(p);
+    int n = 0, stores = pc_staging_store_mode(p);
     /* The put transport waits in MPI_Win_flush: offered only where that can be fast and the plan is not started
      * (pc_put_transport_offered; PLANCOLL_ALGORITHM=alltoall.pap:transport=put still forces it). */
     int transports = p->contiguous && pc_put_transport_offered(p) ? 2 : 1;
     for (int t = 0; t < transports; t++)
-        for (int w = 0; w < stores && n < max; w++) out[n++] = (struct pc_params){.transport = t, .stores = w};
+        if (n < max) out[n++] = (struct pc_params){.transport = t, .stores = stores};
     return n;
 }
 
@@ -320,6 +320,13 @@ static int put_complete_flags(const struct plancoll_plan_s *plan, struct pap *st
 }
 
 /* ---- setup / teardown ------------------------------------------------------------------------- */
+
+/* stores=auto (exec/store_chooser.h): the mode of the next executions; MPI_Pack's writes stay ordinary. */
+static void set_stores(struct plancoll_plan_s *plan, bool stream)
+{
+    struct pap *st = plan->impl;
+    if (st) st->stream = stream && plan->prob.contiguous;
+}
 
 static void teardown(struct plancoll_plan_s *plan)
 {
@@ -749,5 +756,6 @@ const struct pc_algorithm pc_alltoall_pap = {
     .execute = pc_steps_execute,
     .start = start,
     .advance = advance,
+    .set_stores = set_stores,
     .teardown = teardown,
 };

@@ -28,7 +28,7 @@
  * for ownership of lines the last execution's readers hold; the readers then miss their caches), fenced before the
  * pack barrier's flag. The unpack writes the caller's private receive buffer: ordinary stores. Non-contiguous
  * types go through MPI_Pack, ordinary stores in either mode (the mode is then not offered:
- * pc_staging_store_modes).
+ * pc_staging_store_mode).
  * Synchronisation: with two sets, the barrier of execution k also proves that nobody still reads set (k+1) mod 2
  * (its readers were in execution k-1), so execution k+1 needs no barrier before packing, as long as no other
  * plan touched the segment in between (pc_segment_claim); otherwise, and with one set, execution k+1 starts with
@@ -237,6 +237,13 @@ static _Atomic uint64_t *arrival_flag(const struct agg_state *st, int x) { retur
 static _Atomic uint64_t *credit_flag(const struct agg_state *st, int y)
 {
     return pc_segment_flag(st->seg, st->first_flag + st->N + y);
+}
+
+/* stores=auto (exec/store_chooser.h): the mode of the next executions; MPI_Pack's writes stay ordinary. */
+static void set_stores(struct plancoll_plan_s *plan, bool stream)
+{
+    struct agg_state *st = plan->impl;
+    if (st) st->stream = stream && plan->prob.contiguous;
 }
 
 static void teardown(struct plancoll_plan_s *plan)
@@ -679,12 +686,12 @@ static int advance(struct plancoll_plan_s *plan, bool *done)
 
 /* Balanced leaders, one leader and two, over point-to-point, and over MPI_Put too where that can be fast and the
  * plan is not started (pc_put_transport_offered; it stays forceable); one set of those when nothing crosses nodes;
- * each in both store modes where pc_staging_store_modes offers them. */
+ * each in the store mode pc_staging_store_mode offers. */
 static int variants(const struct pc_problem *p, struct pc_params *out, int max)
 {
-    int n = 0, N = p->shape.nnodes, stores = pc_staging_store_modes(p);
+    int n = 0, N = p->shape.nnodes, stores = pc_staging_store_mode(p);
     if (N == 1 || p->max_offnode_bytes == 0) {
-        for (int w = 0; w < stores && n < max; w++) out[n++] = (struct pc_params){.stores = w};
+        if (n < max) out[n++] = (struct pc_params){.stores = stores};
         return n;
     }
     int busiest = 2 * (N - 1) < p->shape.max_ppn ? 2 * (N - 1) : p->shape.max_ppn; /* leaders that can be busy */
@@ -692,8 +699,7 @@ static int variants(const struct pc_problem *p, struct pc_params *out, int max)
     for (int t = 0; t < (pc_put_transport_offered(p) ? 2 : 1); t++)
         for (int i = 0; i < 3; i++) {
             if (leaders[i] && leaders[i] >= busiest) continue; /* the same as balanced */
-            for (int w = 0; w < stores && n < max; w++)
-                out[n++] = (struct pc_params){.leaders = leaders[i], .transport = t, .stores = w};
+            if (n < max) out[n++] = (struct pc_params){.leaders = leaders[i], .transport = t, .stores = stores};
         }
     return n;
 }
@@ -747,5 +753,6 @@ const struct pc_algorithm pc_alltoallv_aggregated = {
     .execute = pc_steps_execute,
     .start = start,
     .advance = advance,
+    .set_stores = set_stores,
     .teardown = teardown,
 };
