@@ -43,6 +43,7 @@ void pc_store_chooser_learn(struct pc_store_chooser *c, double us)
             if (c->interval > PC_STORES_PROBE_MAX) c->interval = PC_STORES_PROBE_MAX;
         }
         c->next_probe = n + 1 + c->interval;
+        c->last_probe = n;
         c->high = 0;
         return;
     }
@@ -50,12 +51,14 @@ void pc_store_chooser_learn(struct pc_store_chooser *c, double us)
     if (*mean >= 0 && us > 2.0 * *mean) {
         /* twice what the mode cost: a scheduler slice, or the host changed state. Twice in a row (two samples, 8
          * executions apart) is taken for a change: the mode's mean starts again from here, and the other mode is
-         * probed next if this mode now costs more than the other did at its last probe (else a probe could only
-         * confirm, at the other mode's price: under a host whose state flickers that re-probing cost 20%). */
+         * probed next (its last time is from the old state too: moving far -> close, streaming went 100 -> 243 us
+         * while ordinary stores, last probed at 700, now took 92), but not sooner than PC_STORES_REPROBE
+         * executions after the last probe: under a host whose state flickers, a probe at every slow spell (and the
+         * probe waits started again) cost 20%. */
         if (++c->high >= 2) {
             *mean = us;
             c->high = 0;
-            if (us > c->mean_us[other] && c->next_probe > n + 1) c->next_probe = n + 1;
+            if (n >= c->last_probe + PC_STORES_REPROBE && c->next_probe > n + 1) c->next_probe = n + 1;
         }
         return;
     }

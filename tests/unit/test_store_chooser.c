@@ -1,7 +1,6 @@
 /* stores=auto's chooser (src/exec/store_chooser.c) driven with made-up execution times: it must settle on the cheaper
- * mode, pay little for its probes where the host holds its state, follow a change of state that makes its mode
- * dear, not re-probe at the other mode's price when a slow spell leaves its mode still the cheaper, and stay off
- * when disarmed. Pure: no plan, no clock, no MPI. */
+ * mode, pay little for its probes where the host holds its state, follow a change of state either way, re-probe at
+ * most once in PC_STORES_REPROBE executions when the host flickers, and stay off when disarmed. Pure: no plan, no clock, no MPI. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,20 +67,40 @@ static void test_follows_a_change(void **state)
     if (after[0] > 30) fail_msg("%ld of the 40 executions after the change in the dear mode", after[0]);
 }
 
-/* A slow spell (the mode at 3x, still far cheaper than the other mode's last probe): the mean follows, no probe. */
-static void test_no_probe_when_still_cheaper(void **state)
+/* Far -> close: streaming becomes 2.4x dearer while ordinary stores, last probed at 7x, become the cheaper. The
+ * slow spell brings a probe forward though the stale figure says ordinary is dear, and the chooser switches. */
+static void test_follows_a_change_to_close(void **state)
+{
+    (void)state;
+    struct pc_store_chooser c;
+    pc_store_chooser_reset(&c, true);
+    const double far[2] = {700, 100}, close[2] = {92, 243};
+    long ran[2] = {0, 0};
+    drive(&c, 0, 6000, far, ran);
+    assert_true(c.best_stream);
+    long after[2] = {0, 0};
+    drive(&c, 6000, 6040, close, after);
+    assert_false(c.best_stream);
+}
+
+/* A host that flickers: a slow spell of the mode (16 executions at 3x, the other mode still dearer) every 56,
+ * each detected (two slow samples after the mean has come back), re-probes at most once in PC_STORES_REPROBE
+ * executions (without the limit: once per spell, 178 times), so under 2% of executions pay the dear mode. */
+static void test_reprobes_rate_limited(void **state)
 {
     (void)state;
     struct pc_store_chooser c;
     pc_store_chooser_reset(&c, true);
     const double far[2] = {700, 100}, slow[2] = {2100, 300};
     long ran[2] = {0, 0};
-    drive(&c, 0, 6000, far, ran); /* probes spaced out by now */
-    const unsigned long long next = c.next_probe;
+    drive(&c, 0, 2000, far, ran);
     long spell[2] = {0, 0};
-    drive(&c, 6000, 6100, slow, spell);
-    assert_int_equal(spell[0], next < 6100 ? 1 : 0); /* only a probe that was due anyway */
+    for (long i = 2000; i < 12000; i += 56) {
+        drive(&c, i, i + 40, far, spell);
+        drive(&c, i + 40, i + 56, slow, spell);
+    }
     assert_true(c.best_stream);
+    if (spell[0] > 10000 / PC_STORES_REPROBE + 2) fail_msg("%ld of 10000 flickering executions in the dear mode", spell[0]);
 }
 
 /* Started executions (untimed) run the current mode and never probe; a disarmed chooser never asks for a probe
@@ -107,7 +126,8 @@ int main(void)
         cmocka_unit_test(test_settles_on_streaming),
         cmocka_unit_test(test_switches_to_ordinary),
         cmocka_unit_test(test_follows_a_change),
-        cmocka_unit_test(test_no_probe_when_still_cheaper),
+        cmocka_unit_test(test_follows_a_change_to_close),
+        cmocka_unit_test(test_reprobes_rate_limited),
         cmocka_unit_test(test_untimed_and_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
