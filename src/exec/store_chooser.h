@@ -15,7 +15,7 @@
  * that confirms the mode doubles the wait, up to PC_STORES_PROBE_MAX, so a stable host pays a probe in 4096
  * executions at most (four times the wait when the probe cost more than twice the mode: a probe is then dear); two
  * sampled executions in a row at more than twice the mean (the host may have changed state) bring the next probe
- * forward. The probes run at the same executions on every rank (execution counts are the same everywhere)
+ * forward, at most once in PC_STORES_REPROBE executions. The probes run at the same executions on every rank (execution counts are the same everywhere)
  * as long as the ranks' decisions agree, which they do whenever one mode is clearly faster: a collective's
  * executions take about as long on every rank. Where they do not, ranks run different modes, which is correct
  * and costs at most the difference. Started executions (plancoll_start) run the current mode and are not timed:
@@ -29,6 +29,7 @@
 
 #define PC_STORES_SAMPLE 8
 #define PC_STORES_PROBE_MIN 8
+#define PC_STORES_REPROBE 64 /* the fewest executions between a probe and one a slow spell brings forward */
 /* PC_STORES_PROBE_MAX: base/algorithm.h (the planner prices the probes by it) */
 
 struct plancoll_plan_s;
@@ -44,8 +45,16 @@ struct pc_store_chooser {
     unsigned long long next_probe;  /* the execution that probes the other mode */
     unsigned interval;              /* executions between probes */
     int high;                       /* sampled executions in a row at more than twice the mode's mean */
+    unsigned long long last_probe;  /* the execution of the last probe */
     unsigned long long switches;    /* mode changes, for fprint */
 };
+
+/* The chooser itself, without a plan or a clock (unit-tested with made-up times): reset (on or off, first mode
+ * streaming, first probe at execution 2); pick the mode of the next execution (timed: a blocking execution, which
+ * may probe); learn from that execution's time in microseconds (read only when pick said it is timed). */
+void pc_store_chooser_reset(struct pc_store_chooser *c, bool on);
+bool pc_store_chooser_pick(struct pc_store_chooser *c, bool timed);
+void pc_store_chooser_learn(struct pc_store_chooser *c, double us);
 
 /* Arms the chooser of a plan whose params.stores is auto (otherwise leaves it off): the first mode is streaming
  * (the smaller loss when the guess is wrong: 1.3-2x against 4-8x above), the first probe at execution 2 (the first
