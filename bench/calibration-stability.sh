@@ -41,7 +41,7 @@ sizes = ["8B", "64B", "512B", "4K", "32K", "256K", "2M"]
 # lines of several values: each value is a figure of its own (a normal store and a streaming one differ many
 # times over by design; putting them in one row would read as instability)
 named = {"loggp": ["L", "o", "g", "G"], "shm_p2p": ["alpha", "beta"], "net_step": ["low", "high"],
-         "stores": ["normal", "stream"],
+         "stores": ["normal", "stream"], "shm_step": ["low", "high"],
          "stores_small": ["normal@256B", "stream@256B", "normal@16K", "stream@16K"]}
 fig = collections.OrderedDict()
 choices = collections.defaultdict(list)
@@ -79,10 +79,12 @@ for i in range(1, runs + 1):
             name, vals = f"taulop {t[1]} {t[2]}", t[3].split(",")
         elif key == "taulop_stream":
             name, vals = f"taulop_stream {t[1]}", t[2].split(",")
+        elif key == "shm_msg":  # the row of node messages at the table's sizes
+            name, vals = "shm_msg", t[1].split(",")
         else:
             name, vals = key, t[1:]
         for j, v in enumerate(vals):
-            if key in ("net", "taulop", "taulop_stream"): label = f"{name} @{sizes[j]}"
+            if key in ("net", "taulop", "taulop_stream", "shm_msg"): label = f"{name} @{sizes[j]}"
             elif key in named: label = f"{key}.{named[key][j]}"
             else: label = name
             fig.setdefault(label, []).append(float(v))
