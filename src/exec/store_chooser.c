@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include "exec/plan.h"
-#include "exec/reduce_stream.h"
 
 void pc_store_chooser_reset(struct pc_store_chooser *c, bool on)
 {

@@ -21,16 +21,23 @@ static void drive(struct pc_store_chooser *c, long from, long to, const double c
     }
 }
 
+/* A fresh armed chooser run for executions [0, n) at these costs (ran counts from zero). */
+static void settle(struct pc_store_chooser *c, const double cost[2], long n, long ran[2])
+{
+    pc_store_chooser_reset(c, true);
+    ran[0] = ran[1] = 0;
+    drive(c, 0, n, cost, ran);
+}
+
 /* Far apart (ordinary stores 7x dearer): streaming from the start, probes of ordinary stores only at waits that
  * grow to PC_STORES_PROBE_MAX, so under 0.3% of 20000 executions pay the dear mode. */
 static void test_settles_on_streaming(void **state)
 {
     (void)state;
     struct pc_store_chooser c;
-    pc_store_chooser_reset(&c, true);
     const double far[2] = {700, 100};
-    long ran[2] = {0, 0};
-    drive(&c, 0, 20000, far, ran);
+    long ran[2];
+    settle(&c, far, 20000, ran);
     assert_true(c.best_stream);
     assert_int_equal(c.switches, 0);
     if (ran[0] < 1 || ran[0] > 60) fail_msg("%ld of 20000 executions in the dear mode", ran[0]);
@@ -41,10 +48,9 @@ static void test_switches_to_ordinary(void **state)
 {
     (void)state;
     struct pc_store_chooser c;
-    pc_store_chooser_reset(&c, true);
     const double close[2] = {100, 150};
-    long ran[2] = {0, 0};
-    drive(&c, 0, 20000, close, ran);
+    long ran[2];
+    settle(&c, close, 20000, ran);
     assert_false(c.best_stream);
     assert_int_equal(c.switches, 1);
     if (ran[1] > 3 + 60) fail_msg("%ld of 20000 executions in the dear mode", ran[1]);
@@ -56,10 +62,9 @@ static void test_follows_a_change(void **state)
 {
     (void)state;
     struct pc_store_chooser c;
-    pc_store_chooser_reset(&c, true);
     const double close[2] = {100, 150}, far[2] = {700, 100};
-    long ran[2] = {0, 0};
-    drive(&c, 0, 5000, close, ran);
+    long ran[2];
+    settle(&c, close, 5000, ran);
     assert_false(c.best_stream);
     long after[2] = {0, 0};
     drive(&c, 5000, 5040, far, after);
@@ -73,10 +78,9 @@ static void test_follows_a_change_to_close(void **state)
 {
     (void)state;
     struct pc_store_chooser c;
-    pc_store_chooser_reset(&c, true);
     const double far[2] = {700, 100}, close[2] = {92, 243};
-    long ran[2] = {0, 0};
-    drive(&c, 0, 6000, far, ran);
+    long ran[2];
+    settle(&c, far, 6000, ran);
     assert_true(c.best_stream);
     long after[2] = {0, 0};
     drive(&c, 6000, 6040, close, after);
@@ -90,10 +94,9 @@ static void test_reprobes_rate_limited(void **state)
 {
     (void)state;
     struct pc_store_chooser c;
-    pc_store_chooser_reset(&c, true);
     const double far[2] = {700, 100}, slow[2] = {2100, 300};
-    long ran[2] = {0, 0};
-    drive(&c, 0, 2000, far, ran);
+    long ran[2];
+    settle(&c, far, 2000, ran);
     long spell[2] = {0, 0};
     for (long i = 2000; i < 12000; i += 56) {
         drive(&c, i, i + 40, far, spell);
