@@ -22,8 +22,11 @@
  * detailed message (which argument, which rank).  Arguments are validated, and checked for agreement
  * across ranks, before any byte moves: a failed call writes nothing into the receive buffer and leaves the
  * communicator usable.  Plan creation fails on every rank when any rank's arguments are invalid.  Node-shared
- * memory a plan keeps (/dev/shm) is reserved when the plan is made: a node that cannot hold it makes plan creation
- * fail with PLANCOLL_ERR_NOMEM on every rank, the size in the detail, instead of a SIGBUS at the first execution.
+ * memory a plan keeps (/dev/shm) is reserved when the plan is made, never left to fail with a SIGBUS at the first
+ * execution. When the planner's choice does not fit a node, the planner chooses again among the candidates left
+ * (MPI's own collective needs none of it), and plancoll_fprint_plan says what did not fit ("fell back"); only
+ * when the algorithm is forced, or every candidate PLANCOLL_ALGORITHM allows needs more than a node has, does
+ * plan creation fail with PLANCOLL_ERR_NOMEM on every rank, the size in the detail.
  *
  * Invalid handles.  MPI_COMM_NULL (what MPI_Comm_free leaves in the variable it frees) is PLANCOLL_ERR_COMM, and
  * so is a copy of a communicator handle the caller has freed: plancoll checks the handle with MPI's error handlers

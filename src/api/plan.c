@@ -300,7 +300,8 @@ static int calibrate_model(void *ctx, struct pc_machine_model *m)
 }
 
 /* Which candidate runs: pc_decide with the hooks that do the collective work. */
-static int decide(struct plancoll_plan_s *p, const struct agreement *a, struct pc_decide_result *decided)
+static int decide(struct plancoll_plan_s *p, const struct agreement *a, const struct pc_candidate *unfit, int nunfit,
+                  struct pc_decide_result *decided)
 {
     double t_choose = pc_phase_start();
     struct decide_ctx ctx = {.plan = p, .shape = a->shape};
@@ -314,7 +315,9 @@ static int decide(struct plancoll_plan_s *p, const struct agreement *a, struct p
                                        .forced = a->forced,
                                        .nforced = a->nforced,
                                        .model = a->model,
-                                       .calibration_allowed = a->calibration_allowed};
+                                       .calibration_allowed = a->calibration_allowed,
+                                       .unfit = unfit,
+                                       .nunfit = nunfit};
     int err = pc_decide(&in, &hooks, decided);
     pc_measure_release(&trial); /* before the chosen plan's set-up allocates its own memory */
     t_choose += ctx.calibration_seconds; /* calibration is not part of the choice */
@@ -356,7 +359,7 @@ static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result 
     int err = p->alg->setup(p);
     if (!err) pc_store_chooser_init(p);
     if (!err && progress_thread) err = pc_progress_thread_acquire(p);
-    err = pc_agree_error(p, err);
+    err = pc_agree_setup(p, err); /* PLANCOLL_ERR_NOMEM on every rank when lack of memory was all that failed */
     p->setup_seconds = pc_phase_now() - t0;
     pc_phase_add(PC_PHASE_SETUP, t0);
     if (!err) err = pc_plan_register(p);
@@ -382,13 +385,49 @@ static void remember(const struct plancoll_plan_s *p, const struct pc_decision *
     pc_wisdom_store(&e); /* best effort: a full store only costs a re-measure later */
 }
 
+/* The chosen candidate's set-up found too little memory (node-shared above all: a large problem on a node with a
+ * small /dev/shm) on some rank, and every rank knows it (pc_agree_setup). The planner's choice was a preference,
+ * not a requirement: choose again among the candidates left, under the same model (no second calibration), until
+ * one fits. MPI's own collective needs no memory of plancoll's, so unless PLANCOLL_ALGORITHM narrowed the choice,
+ * one always does. Every rank takes the same steps: the failures and the choices are agreed. When nothing fits,
+ * the first failure's detail is the error. */
+static int choose_again(struct plancoll_plan_s *p, struct agreement *agreed, struct pc_decide_result *decided)
+{
+    struct pc_candidate unfit[PC_MAX_CANDIDATES];
+    int nunfit = 0, err = PLANCOLL_ERR_NOMEM;
+    char first_detail[sizeof p->unfit_detail];
+    snprintf(first_detail, sizeof first_detail, "%s", plancoll_error_detail());
+    while (err == PLANCOLL_ERR_NOMEM && nunfit < PC_MAX_CANDIDATES) {
+        if (nunfit == 0) {
+            const struct pc_candidate *c = &decided->decision.chosen;
+            if (pc_spec_format(pc_registry_table(), c->alg, &c->params, p->unfit_first, sizeof p->unfit_first) < 0)
+                p->unfit_first[0] = '\0';
+            snprintf(p->unfit_detail, sizeof p->unfit_detail, "%s", first_detail);
+        }
+        unfit[nunfit++] = decided->decision.chosen;
+        pc_progress_thread_release(p);
+        p->ops->teardown(p); /* the failed set-up's half-built state (collective, as the set-up was) */
+        p->alg = NULL;
+        agreed->model = &decided->model;
+        struct pc_decide_result again;
+        err = decide(p, agreed, unfit, nunfit, &again);
+        if (err == PLANCOLL_ERR_NOMEM) break; /* no candidate left */
+        *decided = again;
+        if (!err) err = instantiate(p, decided, agreed->progress_thread);
+    }
+    p->unfit_count = nunfit;
+    if (err == PLANCOLL_ERR_NOMEM) return pc_error(PLANCOLL_ERR_NOMEM, "%s", first_detail);
+    return err;
+}
+
 static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
 {
     struct agreement agreed;
     struct pc_decide_result decided;
     int err = agree(p, local, &agreed);
-    if (!err) err = decide(p, &agreed, &decided);
+    if (!err) err = decide(p, &agreed, NULL, 0, &decided);
     if (!err) err = instantiate(p, &decided, agreed.progress_thread);
+    if (err == PLANCOLL_ERR_NOMEM) err = choose_again(p, &agreed, &decided);
     if (err) {
         pc_progress_thread_release(p);
         pc_plan_free(p);

@@ -90,6 +90,9 @@ static void fprint(const struct plancoll_plan_s *plan, FILE *out)
     else
         fprintf(out, "  measured    not timed (PLANCOLL_MEASURE times candidates)\n");
     if (plan->runner_up[0]) fprintf(out, "  runner-up   %s, %.2f us\n", plan->runner_up, plan->runner_up_us);
+    if (plan->unfit_count > 0)
+        fprintf(out, "  fell back   from %s%s: %s\n", plan->unfit_first,
+                plan->unfit_count > 1 ? " and others that did not fit" : "", plan->unfit_detail);
     if (plan->flags & PLANCOLL_OVERLAP) {
         /* planned for overlap (docs/design.md, "Planning for overlap"): the choice against the plain rule's */
         fprintf(out, "  overlap     busy %.2f us of %.2f us critical path", plan->busy_us, plan->predicted_us);

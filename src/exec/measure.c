@@ -81,10 +81,7 @@ struct pc_measure_trial {
     double *loop_times; /* such a plan's per-execution times in a loop (MAX_LOOP), then their maxima over ranks */
 };
 
-/* The set-up's outcome agreed in one allreduce: a failure on any rank fails every rank, and when every failing rank
- * only lacked memory the outcome is PLANCOLL_ERR_NOMEM everywhere, so that every rank takes the planner's fallback
- * (one trial plan at a time) together. */
-static int agree_setup(struct plancoll_plan_s *p, int err)
+int pc_agree_setup(struct plancoll_plan_s *p, int err)
 {
     enum { FINE, NO_MEMORY, OTHER };
     uint64_t kind = err == PLANCOLL_ERR_NOMEM ? NO_MEMORY : err ? OTHER : FINE;
@@ -262,7 +259,7 @@ static int prepare(void *hook_ctx, int slot, const struct pc_candidate *c)
         if (!err) err = t->plan.alg->setup(&t->plan);
         if (!err) pc_store_chooser_init(&t->plan);
     }
-    err = agree_setup(p, err);
+    err = pc_agree_setup(p, err);
     if (err) {
         if (t) teardown_trial(t); /* a failed set-up is torn down, as for the chosen plan */
         return err;

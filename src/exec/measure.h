@@ -27,5 +27,9 @@ void pc_measure_release(struct pc_measure_ctx *ctx);
 /* Collective: every rank learns whether any failed. Returns the local error, PLANCOLL_ERR_REMOTE, or success.
  * The plan's name for pc_agree_failure (shm/requests.h) with the generic message. */
 int pc_agree_error(struct plancoll_plan_s *p, int err);
+/* A set-up's outcome agreed in one allreduce: a failure on any rank fails every rank, and when every failing rank
+ * only lacked memory the outcome is PLANCOLL_ERR_NOMEM everywhere, so that every rank takes the planner's fallback
+ * together (one trial plan at a time while timing; another candidate for the chosen plan, api/plan.c). */
+int pc_agree_setup(struct plancoll_plan_s *p, int err);
 
 #endif

@@ -104,6 +104,11 @@ struct plancoll_plan_s {
     double runner_up_us;
     bool runner_up_tied;  /* within the measurement's noise of the chosen one: the model broke the tie */
     double tie_noise_pct; /* that noise, ± percent */
+    /* Candidates the planner chose first whose set-up found too little node-shared memory, so it chose again
+     * (api/plan.c plan_finish): how many, and the first one's spec and error detail ("" when none). */
+    int unfit_count;
+    char unfit_first[96];
+    char unfit_detail[160];
     /* started plans: the caller's busy estimate of the choice; the other measured time (< 0: none; planner.h
      * pc_candidate.measured_other_us); PLANCOLL_OVERLAP: the candidate with the shortest critical path when it is
      * not the choice (execute_fastest[0] "" otherwise), its estimates and its measured times (< 0: not timed) */

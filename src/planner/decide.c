@@ -9,12 +9,28 @@
  * ESTIMATE plan does not pay), and WISDOM_ONLY, which has nothing else. */
 #define CONSULT_WISDOM (PLANCOLL_MEASURE | PLANCOLL_PATIENT | PLANCOLL_EXHAUSTIVE | PLANCOLL_WISDOM_ONLY)
 
+static bool is_unfit(const struct pc_decide_input *in, const struct pc_candidate *c)
+{
+    for (int k = 0; k < in->nunfit; k++)
+        if (in->unfit[k].alg == c->alg && memcmp(&in->unfit[k].params, &c->params, sizeof c->params) == 0) return true;
+    return false;
+}
+
 static int enumerate(const struct pc_decide_input *in, const struct pc_machine_model *m, struct pc_candidate *cands,
                      int *n)
 {
-    if (in->nforced > 0)
-        return pc_enumerate_forced(in->algs, in->problem, in->forced, in->nforced, m, cands, PC_MAX_CANDIDATES, n);
-    return pc_enumerate(in->algs, in->problem, NULL, 0, m, cands, PC_MAX_CANDIDATES, n);
+    int err = in->nforced > 0
+                  ? pc_enumerate_forced(in->algs, in->problem, in->forced, in->nforced, m, cands, PC_MAX_CANDIDATES, n)
+                  : pc_enumerate(in->algs, in->problem, NULL, 0, m, cands, PC_MAX_CANDIDATES, n);
+    if (err || in->nunfit == 0) return err;
+    int kept = 0;
+    for (int i = 0; i < *n; i++)
+        if (!is_unfit(in, &cands[i])) cands[kept++] = cands[i];
+    *n = kept;
+    if (kept == 0)
+        return pc_error(PLANCOLL_ERR_NOMEM, "no candidate fits the node-shared memory (%d found too little of it)",
+                        in->nunfit);
+    return PLANCOLL_SUCCESS;
 }
 
 /* The candidate an entry names, algorithm and parameters both (wisdom from a build or a problem where it was

@@ -14,6 +14,10 @@ struct pc_decide_input {
     int nforced;                           /* 0: no restriction */
     const struct pc_machine_model *model;  /* the model every rank holds for this shape, NULL when none */
     bool calibration_allowed;              /* PLANCOLL_CALIBRATE is not 0 */
+    /* Candidates (algorithm and parameters) whose set-up found too little node-shared memory on an earlier try of
+     * this plan: never chosen again, and wisdom naming one of them is passed over. */
+    const struct pc_candidate *unfit;
+    int nunfit;
 };
 
 struct pc_decide_hooks {
@@ -35,7 +39,8 @@ struct pc_decide_result {
 };
 
 /* Decides p's candidate. The steps, each skipped when an earlier one decided:
- *   1. enumerate the candidates (the forced ones when nforced > 0) under the agreed model, or the default one;
+ *   1. enumerate the candidates (the forced ones when nforced > 0) under the agreed model, or the default one,
+ *      leaving out the unfit ones (none left: PLANCOLL_ERR_NOMEM);
  *   2. MEASURE and above (and WISDOM_ONLY), nothing forced: agreed wisdom naming one of the candidates (algorithm
  *      and parameters) decides; an entry naming none of them is ignored;
  *   3. WISDOM_ONLY without such wisdom is PLANCOLL_ERR_NO_WISDOM;

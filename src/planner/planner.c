@@ -542,7 +542,8 @@ static int race_settle(struct race *r, int round, int max_rounds, bool *stop)
 }
 
 /* Times the finalists: interleaved rounds while every trial plan fits, else (a set-up found no memory with others
- * alive) one candidate after another, each set up once and timed min_rounds batches. */
+ * alive) one candidate after another, each set up once and timed min_rounds batches. A finalist whose set-up finds
+ * no memory with no other trial plan alive leaves the race untimed (it cannot run here). */
 static int race_run(struct race *r, const struct pc_candidate *local, int min_rounds, int max_rounds,
                     bool *time_limited)
 {
@@ -570,6 +571,10 @@ static int race_run(struct race *r, const struct pc_candidate *local, int min_ro
                 sequential = true;
                 break;
             }
+            if (err == PLANCOLL_ERR_NOMEM) {
+                r->running[i] = false; /* it does not fit even alone: out of the race, never chosen */
+                continue;
+            }
             if (err) return err;
         }
         if (!sequential && round + 1 >= min_rounds) {
@@ -585,6 +590,10 @@ static int race_run(struct race *r, const struct pc_candidate *local, int min_ro
             int err = race_out_of_time(r, &stop);
             if (!err && stop) *time_limited = true;
             if (!err && !stop) err = race_batch(r, local, i);
+            if (err == PLANCOLL_ERR_NOMEM && !stop) {
+                r->running[i] = false; /* does not fit alone either */
+                break;
+            }
             if (err || stop) return err;
         }
         race_release(r, i);
@@ -724,6 +733,10 @@ static int choose_measured(const struct pc_algorithm_table *algs, const struct p
     int err = race_run(&r, local, min_rounds, max_rounds, &out->time_limited);
     race_release_all(&r); /* after an error too: every rank took the same path here */
     if (err) return err;
+    int timed = 0;
+    for (int i = 0; i < n; i++) timed += r.batches[i] > 0;
+    if (timed == 0) /* every finalist lacked memory alone (a set-up's NOMEM is the same on every rank) */
+        return pc_error(PLANCOLL_ERR_NOMEM, "no candidate timed: every finalist's set-up found too little memory");
     for (int i = 0; i < n; i++)
         if (r.batches[i] > 0) {
             local[i].measured_us = median_time(&r, i);

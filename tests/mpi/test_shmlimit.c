@@ -11,7 +11,9 @@
  * existing free block), a segment grown within its mapping while /dev/shm is full, and a transpose whose send
  * scratch cannot get heap memory (it falls back to private memory and runs correctly).  Sizes follow the free
  * space this program finds after MPI_Init (MPICH's own files live in the same /dev/shm).
- * Usage: test_shmlimit [CASE] (one case only: a forced spec of the table in main, "malloc" or "transpose"). */
+ * And the planner's fallback when its choice does not fit (test_fallback).
+ * Usage: test_shmlimit [CASE] (one case only: a forced spec of the table in main, "fallback", "malloc" or
+ * "transpose"). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -72,9 +74,24 @@ static unsigned char a2a_byte(int src, int dst, size_t k)
     return (unsigned char)(src * 131 + dst * 31 + k * 7 + (k >> 12));
 }
 
+/* What the last successful plan of run_exchange / run_allreduce said of itself: its spec and its fprint text. */
+static char last_spec[256], last_fprint[4096];
+
+static void describe(plancoll_plan p)
+{
+    last_spec[0] = last_fprint[0] = '\0';
+    TL_OK(plancoll_plan_spec(p, last_spec, sizeof last_spec));
+    FILE *f = fmemopen(last_fprint, sizeof last_fprint - 1, "w");
+    TL_CHECK(f != NULL, "fmemopen");
+    if (f) {
+        TL_OK(plancoll_fprint_plan(p, f));
+        fclose(f);
+    }
+}
+
 /* Plans (and, when it succeeds, runs twice and checks) an alltoall (or the equal-count alltoallv) of m-byte
- * blocks.  Returns the plan call's code. */
-static int run_exchange(bool vector, size_t m)
+ * blocks under the given rigor.  Returns the plan call's code. */
+static int run_exchange_rigor(bool vector, size_t m, unsigned flags)
 {
     const int P = tl_size, r = tl_rank;
     unsigned char *send = malloc((size_t)P * m + 1), *recv = malloc((size_t)P * m + 1);
@@ -86,10 +103,10 @@ static int run_exchange(bool vector, size_t m)
     }
     plancoll_plan p = NULL;
     int rc = vector ? plancoll_plan_alltoallv(send, counts, displs, MPI_BYTE, recv, counts, displs, MPI_BYTE,
-                                              MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &p)
-                    : plancoll_plan_alltoall(send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, MPI_COMM_WORLD,
-                                             PLANCOLL_ESTIMATE, &p);
+                                              MPI_COMM_WORLD, flags, &p)
+                    : plancoll_plan_alltoall(send, (int)m, MPI_BYTE, recv, (int)m, MPI_BYTE, MPI_COMM_WORLD, flags, &p);
     if (rc == PLANCOLL_SUCCESS) {
+        describe(p);
         /* The data is written only now (an ESTIMATE plan does not read it): a refused plan costs no filling. */
         for (int j = 0; j < P; j++)
             for (size_t k = 0; k < m; k++) send[(size_t)j * m + k] = a2a_byte(r, j, k);
@@ -115,14 +132,17 @@ static int run_exchange(bool vector, size_t m)
     return rc; /* no plancoll call since a failed plan: plancoll_error_detail() is still the plan's */
 }
 
-/* Plans (and, when it succeeds, runs twice and checks) a sum of count doubles. */
-static int run_allreduce(int count)
+static int run_exchange(bool vector, size_t m) { return run_exchange_rigor(vector, m, PLANCOLL_ESTIMATE); }
+
+/* Plans (and, when it succeeds, runs twice and checks) a sum of count doubles under the given rigor. */
+static int run_allreduce_rigor(int count, unsigned flags)
 {
     double *in = malloc(sizeof(double) * (size_t)count + 1), *out = malloc(sizeof(double) * (size_t)count + 1);
     TL_CHECK(in && out, "allreduce buffers of %d doubles", count);
     plancoll_plan p = NULL;
-    int rc = plancoll_plan_allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &p);
+    int rc = plancoll_plan_allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, flags, &p);
     if (rc == PLANCOLL_SUCCESS) {
+        describe(p);
         for (int i = 0; i < count; i++) in[i] = (double)((tl_rank + 1) * (i % 7 + 1));
         const double ranks = (double)tl_size * (tl_size + 1) / 2;
         for (int it = 0; it < 2; it++) {
@@ -140,6 +160,8 @@ static int run_allreduce(int count)
     free(out);
     return rc;
 }
+
+static int run_allreduce(int count) { return run_allreduce_rigor(count, PLANCOLL_ESTIMATE); }
 
 /* One case: how much node-shared memory the plan takes grows with `size`, in the unit the case needs. */
 struct shm_case {
@@ -196,6 +218,60 @@ static void test_case(const struct shm_case *c, int nnodes)
         printf("  %-40s too big (%zu) refused on every rank, %zu fits (%.2f s: small %.2f, refused %.2f, fits %.2f)\n",
                c->forced, too_big, fits, MPI_Wtime() - t0, t1 - t0, t2 - t1, t3 - t2);
     tl_force(NULL);
+}
+
+/* ---- the planner's choice does not fit: it chooses again ----
+ * A problem too large for this node's /dev/shm, planned without a forced algorithm or with a list of several:
+ * the planner's first choice may keep its data in node-shared memory; when that set-up finds too little of it,
+ * the planner chooses again among the other candidates (a candidate that times out of memory under MEASURE
+ * leaves the race), so the plan is made and runs correctly, and fprint names what did not fit. Only when every
+ * allowed candidate needs more than there is is the plan PLANCOLL_ERR_NOMEM (on every rank). */
+struct fallback_case {
+    int kind;               /* as shm_case */
+    const char *all_shared; /* a list of algorithms that all keep the problem in node-shared memory */
+    const char *one_private; /* the same list with one that does not */
+    const char *private_name;
+};
+
+static void test_fallback(const struct fallback_case *c)
+{
+    const size_t P = (size_t)tl_size, ppn = (size_t)nsize;
+    size_t too_big = c->kind == 2 ? 2 * shm_free / 8 + 1 : 2 * shm_free / (P * ppn) + 4096;
+    char what[200];
+    /* nothing allowed fits: NOMEM everywhere, as with one forced algorithm */
+    tl_force(c->all_shared);
+    int rc = c->kind == 2 ? run_allreduce((int)too_big) : run_exchange(c->kind == 1, too_big);
+    snprintf(what, sizeof what, "%s at %zu", c->all_shared, too_big);
+    expect_nomem_everywhere(rc, 0, what);
+    /* one allowed candidate fits: the plan is made, with it, and is correct (the runs check every byte) */
+    tl_force(c->one_private);
+    rc = c->kind == 2 ? run_allreduce((int)too_big) : run_exchange(c->kind == 1, too_big);
+    TL_CHECK(rc == PLANCOLL_SUCCESS, "%s at %zu: %d (%s), expected a plan with %s", c->one_private, too_big, rc,
+             plancoll_strerror(rc), c->private_name);
+    if (rc == PLANCOLL_SUCCESS) {
+        TL_CHECK(strncmp(last_spec, c->private_name, strlen(c->private_name)) == 0, "%s: the plan runs %s",
+                 c->one_private, last_spec);
+        /* the list's private algorithm is the slowest by the model (Bruck and recursive doubling move each block
+         * several times): the first choice was a node-shared one, and fprint says what did not fit and why */
+        const char *fell = strstr(last_fprint, "fell back");
+        TL_CHECK(fell != NULL, "%s: fprint names no candidate that did not fit:\n%s", c->one_private, last_fprint);
+        if (fell) TL_CHECK(strstr(fell, "/dev/shm") != NULL, "the fell-back line does not say why: %s", last_fprint);
+        if (tl_rank == 0)
+            printf("  %-55s planned %s (%s)\n", c->one_private, last_spec,
+                   fell ? "after a first choice that did not fit" : "its first choice");
+    }
+    /* nothing forced, each rigor: a plan, correct */
+    tl_force(NULL);
+    const unsigned rigors[] = {PLANCOLL_ESTIMATE, PLANCOLL_MEASURE};
+    for (int k = 0; k < 2; k++) {
+        rc = c->kind == 2 ? run_allreduce_rigor((int)too_big, rigors[k])
+                          : run_exchange_rigor(c->kind == 1, too_big, rigors[k]);
+        TL_CHECK(rc == PLANCOLL_SUCCESS, "kind %d at %zu, %s, nothing forced: %d (%s)", c->kind, too_big,
+                 k ? "MEASURE" : "ESTIMATE", rc, plancoll_error_detail());
+        if (rc == PLANCOLL_SUCCESS && tl_rank == 0)
+            printf("  kind %d at %zu, %-8s planned %s%s\n", c->kind, too_big, k ? "MEASURE" : "ESTIMATE", last_spec,
+                   strstr(last_fprint, "fell back") ? " (fell back)" : "");
+    }
 }
 
 /* ---- the node-shared heap ---- */
@@ -332,6 +408,14 @@ int main(int argc, char **argv)
         const char *only = argc > 1 ? argv[1] : NULL;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             if (!only || strcmp(only, cases[i].forced) == 0) test_case(&cases[i], nnodes);
+        static const struct fallback_case fallbacks[] = {
+            {0, "alltoall.pap,alltoall.leader", "alltoall.pap,alltoall.leader,alltoall.bruck:radix=2", "alltoall.bruck"},
+            {1, "alltoallv.aggregated", "alltoallv.aggregated,alltoallv.padded_bruck:radix=2", "alltoallv.padded_bruck"},
+            {2, "allreduce.leader,allreduce.dpml", "allreduce.leader,allreduce.dpml,allreduce.recursive_doubling",
+             "allreduce.recursive_doubling"},
+        };
+        for (size_t i = 0; i < sizeof fallbacks / sizeof fallbacks[0]; i++)
+            if (!only || strcmp(only, "fallback") == 0) test_fallback(&fallbacks[i]);
         if (!only || strcmp(only, "malloc") == 0) test_malloc();
         if (!only || strcmp(only, "transpose") == 0) test_transpose();
     }

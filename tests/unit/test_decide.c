@@ -202,6 +202,52 @@ static struct pc_wisdom_entry entry(const char *algorithm, int segments, double 
 
 /* ---- the paths ---------------------------------------------------------------------------------------------- */
 
+/* Candidates whose set-up found too little memory on an earlier try of the plan (plan.c choose_again): the estimate
+ * passes over them, wisdom naming one is passed over, and with none left the decision is PLANCOLL_ERR_NOMEM. */
+static void test_unfit_candidates(void **state)
+{
+    (void)state;
+    struct script s;
+    struct pc_decide_hooks h = hooks_of(&s);
+    struct pc_problem p = problem(PC_ALLREDUCE, 0);
+    struct pc_machine_model m = agreed_model(); /* fixed (segments 1), fixed 2, native, fast_net */
+    struct pc_decide_input in = input(&p, &m);
+    struct pc_decide_result r;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(r.decision.chosen.alg, FIXED);
+    assert_int_equal(r.decision.chosen.params.segments, 1);
+
+    struct pc_candidate unfit[ALLREDUCE_CANDIDATES];
+    unfit[0] = r.decision.chosen;
+    in.unfit = unfit;
+    in.nunfit = 1;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(r.decision.chosen.alg, FIXED); /* the other variant of the same algorithm may fit */
+    assert_int_equal(r.decision.chosen.params.segments, 2);
+    assert_int_equal(r.decision.ncandidates, ALLREDUCE_CANDIDATES - 1);
+    unfit[in.nunfit++] = r.decision.chosen;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(r.decision.chosen.alg, NATIVE);
+    unfit[in.nunfit++] = r.decision.chosen;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_int_equal(r.decision.chosen.alg, FAST_NET);
+    unfit[in.nunfit++] = r.decision.chosen;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_ERR_NOMEM);
+
+    /* wisdom naming an unfit candidate is passed over: the rest are timed */
+    h = hooks_of(&s);
+    p = problem(PC_ALLREDUCE, PLANCOLL_MEASURE);
+    struct pc_wisdom_entry w = entry("allreduce.fixed", 1, 7.5);
+    s.wisdom = &w;
+    in = input(&p, &m);
+    in.unfit = unfit;
+    in.nunfit = 1;
+    assert_int_equal(pc_decide(&in, &h, &r), PLANCOLL_SUCCESS);
+    assert_string_equal(r.decision.how, "measured");
+    assert_int_equal(s.measure_calls, ALLREDUCE_CANDIDATES - 1);
+    assert_false(r.decision.chosen.alg == FIXED && r.decision.chosen.params.segments == 1);
+}
+
 /* Agreed wisdom naming a candidate decides: no calibration, no timing, no broadcast. */
 static void test_wisdom_hit(void **state)
 {
@@ -632,6 +678,7 @@ static void test_overlap_wisdom_key(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unfit_candidates),
         cmocka_unit_test(test_wisdom_hit),
         cmocka_unit_test(test_wisdom_not_a_candidate),
         cmocka_unit_test(test_wisdom_only_miss),

@@ -287,6 +287,7 @@ struct fake {
     int alive, max_alive, releases;
     int nomem_from_alive; /* prepare fails with NOMEM when this many trial plans are alive (-1: never) */
     int fail_at;          /* prepare call that fails (-1: none) */
+    int nomem_alg;        /* the candidate (alg - 100) whose set-up always finds no memory (-1: none) */
     int bcast_calls;
     int bcast_seen;     /* the last value passed in */
     int bcast_override; /* -1: leave; else what "rank 0" decided, every call */
@@ -318,6 +319,7 @@ static int fake_prepare(void *ctx, int slot, const struct pc_candidate *c)
     assert_true(slot >= 0 && slot < PC_MAX_CANDIDATES);
     assert_int_equal(f->slot_alg[slot], -1); /* never set up twice without a release */
     if (f->nomem_from_alive >= 0 && f->alive >= f->nomem_from_alive) return PLANCOLL_ERR_NOMEM;
+    if (c->alg - 100 == f->nomem_alg) return PLANCOLL_ERR_NOMEM;
     f->algs[f->calls++] = c->alg;
     f->slot_alg[slot] = c->alg - 100;
     f->slot_prepared[slot] = true;
@@ -374,6 +376,7 @@ static struct pc_planner_hooks fake_hooks(struct fake *f)
     memset(f, 0, sizeof *f);
     f->fail_at = -1;
     f->nomem_from_alive = -1;
+    f->nomem_alg = -1;
     f->bcast_override = -1;
     f->step_factor = 1.0;
     f->rng = 12345;
@@ -689,7 +692,7 @@ static void test_choose_hook_errors(void **state)
     assert_int_equal(f.bcast_calls, 1); /* the first word after the minimum rounds */
     assert_all_released(&f);
 
-    /* NOMEM with nothing else set up is the plan's failure, as before */
+    /* NOMEM of every candidate, each with nothing else set up, is the plan's failure */
     h = fake_hooks(&f);
     f.nomem_from_alive = 0;
     assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_NOMEM);
@@ -725,6 +728,49 @@ static void test_choose_nomem_fallback(void **state)
     assert_int_equal(f.batch_calls, 20);
     for (int k = 3; k < f.batch_calls; k++) assert_true(f.batch_log[k] >= f.batch_log[k - 1]);
     assert_all_released(&f);
+}
+
+/* A finalist that does not fit even alone (a node-shared segment larger than /dev/shm) leaves the race untimed
+ * and is never chosen, however fast its timings would be; the others are raced as usual. Before, its NOMEM was
+ * the whole plan's failure although MPI's own collective could run. */
+static void test_choose_unfit_alone(void **state)
+{
+    (void)state;
+    struct pc_problem p = allreduce_problem(true);
+    p.flags = PLANCOLL_MEASURE;
+    struct pc_candidate c[3];
+    const double pred[3] = {1.0, 2.0, 3.0};
+    make_cands(c, pred, 3);
+    struct fake f;
+    struct pc_planner_hooks h = fake_hooks(&f);
+    f.times[0] = 1.0; /* the fastest, but it cannot be set up */
+    f.times[1] = 5.0;
+    f.times[2] = 3.0;
+    f.nomem_alg = 0;
+    struct pc_decision d;
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 102);
+    assert_int_equal(d.runner_up.alg, 101);
+    assert_int_equal(f.batches_of[0], 0);
+    assert_true(f.batches_of[1] >= 5 && f.batches_of[2] >= 5);
+    assert_all_released(&f);
+
+    /* the same once several trial plans stopped fitting together: one at a time, the unfit one skipped */
+    h = fake_hooks(&f);
+    f.times[0] = 1.0;
+    f.times[1] = 5.0;
+    f.times[2] = 3.0;
+    f.nomem_alg = 0;
+    f.nomem_from_alive = 2;
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_SUCCESS);
+    assert_int_equal(d.chosen.alg, 102);
+    assert_int_equal(f.batches_of[0], 0);
+    assert_all_released(&f);
+
+    /* none fits: the plan's failure */
+    h = fake_hooks(&f);
+    f.nomem_from_alive = 0;
+    assert_int_equal(pc_choose(algs(), &p, c, 3, false, &h, NULL, &d), PLANCOLL_ERR_NOMEM);
 }
 
 /* ---- the race on a noisy machine (docs/measurement.md): each of these chose wrongly, or could not say what it
@@ -1079,6 +1125,7 @@ int main(void)
         cmocka_unit_test(test_choose_time_limit),
         cmocka_unit_test(test_choose_single_candidate),
         cmocka_unit_test(test_choose_hook_errors),
+        cmocka_unit_test(test_choose_unfit_alone),
         cmocka_unit_test(test_choose_nomem_fallback),
         cmocka_unit_test(test_race_clear_winner),
         cmocka_unit_test(test_race_tie_goes_to_model),
