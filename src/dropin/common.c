@@ -132,6 +132,15 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     return rc;
 }
 
+/* dropin.h: where the program's MPI_Init did not pass through the layer's C definition but through a Fortran entry
+ * point of the layer's own (fortran_f08.c), which called MPI's first. */
+void pcd_start_after_init(void) {
+    if (pcd_started) return;
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    start_layer(provided);
+}
+
 static int keyval_self = MPI_KEYVAL_INVALID;
 static int self_delete_fn(MPI_Comm comm, int keyval, void *value, void *extra);
 
@@ -322,6 +331,8 @@ static void release_before_free(MPI_Comm *comm) {
     if (PMPI_Comm_delete_attr(*comm, keyval_comm) != MPI_SUCCESS || releases == before) release_comm(c);
 }
 
+void pcd_release_before_free(MPI_Comm *comm) { release_before_free(comm); }
+
 int MPI_Comm_free(MPI_Comm *comm) {
     release_before_free(comm);
     return PMPI_Comm_free(comm);
@@ -351,6 +362,8 @@ static void finish_layer(void) {
     comm_table = NULL;
     comm_table_size = comm_table_used = 0;
 }
+
+void pcd_finish_before_finalize(void) { finish_layer(); }
 
 int MPI_Finalize(void) {
     finish_layer();

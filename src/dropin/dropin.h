@@ -46,16 +46,24 @@ extern bool pcd_on;
  * which may test requests, is judged on its own calls. */
 extern _Thread_local int pcd_inside;
 
-/* Whether the layer was set up: at MPI_Init* when the program's call passed through it, else lazily at the first
- * call it intercepts once MPI is initialized (pcd_lazy). MPICH's `use mpi_f08` bindings call PMPI_Init,
- * PMPI_Finalize, PMPI_Start and PMPI_Wait* directly (only the calls with buffers reach MPI_Alltoall & co.), so for
- * such programs the layer sees neither MPI_Init nor MPI_Finalize nor the request calls: it then checks its settings
+/* Whether the layer was set up: at MPI_Init* when the program's call passed through it (or through the layer's own
+ * mpi_f08 entry points, fortran_f08.c), else lazily at the first call it intercepts once MPI is initialized
+ * (pcd_lazy). Open MPI's Fortran bindings call PMPI_Init, PMPI_Finalize, PMPI_Start and PMPI_Wait* directly (only
+ * the calls with buffers reach the layer), so for such programs the layer sees neither MPI_Init nor MPI_Finalize
+ * nor the request calls: it then checks its settings
  * per communicator (pcd_comm_create) instead of once over MPI_COMM_WORLD, finishes from an MPI_COMM_SELF attribute
  * (deleted first thing in MPI_Finalize, while MPI still works) and leaves the persistent inits to MPI, since
  * the program's starts and waits would not reach it. */
 extern bool pcd_started;
 extern bool pcd_lazy;
 void pcd_start_lazily(void);
+/* The parts of the layer's MPI_Init*, MPI_Finalize and MPI_Comm_free / MPI_Comm_disconnect that follow or precede
+ * MPI's call, for Fortran entry points that call MPI's own definition themselves (fortran_f08.c): the set-up after
+ * a successful init (nothing when the layer is set up already), the end before finalize, the release of a
+ * communicator's plans before it is freed. */
+void pcd_start_after_init(void);
+void pcd_finish_before_finalize(void);
+void pcd_release_before_free(MPI_Comm *comm);
 
 /* Whether a call made now should be considered by the layer at all (else: straight to PMPI). */
 static inline bool pcd_takes_calls(void) {

@@ -22,9 +22,9 @@
  * ompi_alltoall_f unchanged) pass NULL when the program leaves the optional ierror out.
  *
  * What is not intercepted here (docs/dropin.md, "Fortran programs"): the Fortran MPI_Init, MPI_Finalize and
- * MPI_Comm_free (the layer starts lazily at its first call and ends and releases from attribute callbacks, as for
- * MPICH's mpi_f08), and the Fortran persistent collectives, MPI_Start and the completion calls, which then stay
- * MPI's own requests from init to free. */
+ * MPI_Comm_free (the layer starts lazily at its first call and ends and releases from attribute callbacks), and the
+ * Fortran persistent collectives, MPI_Start and the completion calls, which then stay MPI's own requests from init
+ * to free. (MPICH's mpi_f08 calls without buffers, which call PMPI_* too, are fortran_f08.c's.) */
 #include "dropin.h"
 
 #include <stddef.h>

@@ -8,6 +8,10 @@
 #   bypass KIND SYMBOL   the Fortran entry point SYMBOL (KIND: alltoall, alltoallv, allreduce) is defined by a
 #                        library that does not call the C function (MPI_Alltoall, ...): Fortran calls reach MPI
 #                        without passing the layer's C symbols, so the layer must define SYMBOL itself
+#   f08 NAME SYMBOL      the mpi_f08 entry point SYMBOL (mpi_NAME_f08_) of a call without buffers (NAME: start,
+#                        wait, init, comm_free, ...) is defined by a library whose code for it calls PMPI_<Name>
+#                        and not MPI_<Name> (objdump -d): the layer must define SYMBOL itself (fortran_f08.c).
+#                        Not printed when objdump is missing.
 #   in_place SYMBOL      a data symbol whose address is the Fortran MPI_IN_PLACE
 #   bottom SYMBOL        the same for MPI_BOTTOM
 # MPICH 4.0.2: libmpichfort's mpi_alltoall_ calls MPI_Alltoall: no bypass line. Open MPI 4.1: libmpi_mpifh's
@@ -63,6 +67,28 @@ for kind in alltoall alltoallv allreduce; do
     done
   done
 done
+# mpi_f08's calls without buffers: which C function the entry point's own code calls (a PLT call by name).
+objdump=$(command -v objdump 2>/dev/null || true)
+if [ -n "$objdump" ]; then
+  for pair in init:Init init_thread:Init_thread finalize:Finalize comm_free:Comm_free \
+      comm_disconnect:Comm_disconnect start:Start startall:Startall wait:Wait test:Test waitall:Waitall \
+      testall:Testall waitany:Waitany testany:Testany waitsome:Waitsome testsome:Testsome \
+      request_free:Request_free request_get_status:Request_get_status cancel:Cancel probe:Probe mprobe:Mprobe; do
+    name=${pair%%:*} cname=MPI_${pair#*:}
+    sym=mpi_${name}_f08_
+    i=0
+    for l in $libs; do
+      i=$((i + 1))
+      if defines "$i" "$sym"; then
+        code=$("$objdump" -d --disassemble="$sym" "$l" 2>/dev/null)
+        if printf '%s\n' "$code" | grep -q "<P$cname@plt>" && ! printf '%s\n' "$code" | grep -q "<$cname@plt>"; then
+          echo "f08 $name $sym"
+        fi
+        break
+      fi
+    done
+  done
+fi
 for pair in in_place:mpi_fortran_in_place bottom:mpi_fortran_bottom; do
   what=${pair%%:*} base=${pair#*:}
   for sym in "${base}_" "$base" "${base}__" "$(printf '%s' "$base" | tr a-z A-Z)"; do

@@ -7,7 +7,9 @@
 ! with buffers (mpi_alltoall_f08ts_ and the like, through MPIR_*_cdesc) call the C MPI_Alltoall / MPI_Alltoallv /
 ! MPI_Allreduce, which a preloaded layer takes, but mpi_init_f08_, mpi_finalize_f08_, mpi_start_f08_ and the
 ! mpi_wait*_f08_ / mpi_test*_f08_ completions call PMPI_Init, PMPI_Finalize, PMPI_Start, PMPI_Wait... directly:
-! a layer that does its set-up in MPI_Init and its report and clean-up in MPI_Finalize sees neither here.
+! a layer that does its set-up in MPI_Init and its report and clean-up in MPI_Finalize sees neither here unless it
+! defines those Fortran entry points itself (src/dropin/fortran_f08.c does; test_dropin_persistent_f08.f90 tests
+! the persistent collectives this makes possible).
 ! Under Open MPI 4.1.4 no mpi_f08 call reaches a C symbol of the layer (mpi_alltoall_f08_ -> ompi_alltoall_f ->
 ! PMPI_Alltoall): the layer defines mpi_alltoall_f08_ & co. itself (src/dropin/fortran.c). One call leaves the
 ! optional ierror out (the binding passes no address for it).
