@@ -426,8 +426,12 @@ static int plan_finish(struct plancoll_plan_s *p, int local, plancoll_plan *out)
     struct pc_decide_result decided;
     int err = agree(p, local, &agreed);
     if (!err) err = decide(p, &agreed, NULL, 0, &decided);
-    if (!err) err = instantiate(p, &decided, agreed.progress_thread);
-    if (err == PLANCOLL_ERR_NOMEM) err = choose_again(p, &agreed, &decided);
+    if (!err) {
+        err = instantiate(p, &decided, agreed.progress_thread);
+        /* only the chosen candidate's set-up: a NOMEM of the decision itself (calibration's window, every timed
+         * finalist) has no candidate to set aside */
+        if (err == PLANCOLL_ERR_NOMEM) err = choose_again(p, &agreed, &decided);
+    }
     if (err) {
         pc_progress_thread_release(p);
         pc_plan_free(p);
