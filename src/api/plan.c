@@ -370,6 +370,8 @@ static int instantiate(struct plancoll_plan_s *p, const struct pc_decide_result 
 static void remember(const struct plancoll_plan_s *p, const struct pc_decision *d)
 {
     if (d->chosen.measured_us < 0 || strcmp(d->how, "measured") != 0) return;
+    /* a choice made without the candidates that did not fit is this moment's /dev/shm, not the problem's answer */
+    if (p->unfit_count > 0) return;
     struct pc_wisdom_entry e;
     memset(&e, 0, sizeof e);
     pc_problem_key(&p->prob, e.key, sizeof e.key);
