@@ -31,6 +31,7 @@
 #include "dropin.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -172,66 +173,46 @@ __attribute__((unused)) static void pcd_f08_test(MPI_Fint *request, MPI_Fint *fl
     set_ierror(ierror, rc);
 }
 
-__attribute__((unused)) static void pcd_f08_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_F08_status *statuses,
-                                                    MPI_Fint *ierror) {
-    struct c_requests c;
-    int rc = requests_in(&c, *count, requests);
-    if (rc == MPI_SUCCESS) {
-        rc = MPI_Waitall(*count, c.r, c_statuses(statuses));
-        requests_out(&c, *count, requests);
-    }
-    set_ierror(ierror, rc);
-}
-
-__attribute__((unused)) static void pcd_f08_testall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag,
-                                                    MPI_F08_status *statuses, MPI_Fint *ierror) {
+/* The array completions, each pair (wait, test) one function: convert the requests in, call the layer's C
+ * definition, convert them back; a NULL flag means the wait form. */
+static void f08_all(bool test, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_F08_status *statuses,
+                    MPI_Fint *ierror) {
     struct c_requests c;
     int done = 0;
     int rc = requests_in(&c, *count, requests);
     if (rc == MPI_SUCCESS) {
-        rc = MPI_Testall(*count, c.r, &done, c_statuses(statuses));
+        rc = test ? MPI_Testall(*count, c.r, &done, c_statuses(statuses))
+                  : MPI_Waitall(*count, c.r, c_statuses(statuses));
         requests_out(&c, *count, requests);
     }
-    *flag = done != 0;
+    if (test) *flag = done != 0;
     set_ierror(ierror, rc);
 }
 
-__attribute__((unused)) static void pcd_f08_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
-                                                    MPI_F08_status *status, MPI_Fint *ierror) {
-    struct c_requests c;
-    int i = MPI_UNDEFINED;
-    int rc = requests_in(&c, *count, requests);
-    if (rc == MPI_SUCCESS) {
-        rc = MPI_Waitany(*count, c.r, &i, c_status(status));
-        requests_out(&c, *count, requests);
-    }
-    *index = f_index(i);
-    set_ierror(ierror, rc);
-}
-
-__attribute__((unused)) static void pcd_f08_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
-                                                    MPI_Fint *flag, MPI_F08_status *status, MPI_Fint *ierror) {
+static void f08_any(bool test, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag,
+                    MPI_F08_status *status, MPI_Fint *ierror) {
     struct c_requests c;
     int i = MPI_UNDEFINED, done = 0;
     int rc = requests_in(&c, *count, requests);
     if (rc == MPI_SUCCESS) {
-        rc = MPI_Testany(*count, c.r, &i, &done, c_status(status));
+        rc = test ? MPI_Testany(*count, c.r, &i, &done, c_status(status))
+                  : MPI_Waitany(*count, c.r, &i, c_status(status));
         requests_out(&c, *count, requests);
     }
     *index = f_index(i);
-    *flag = done != 0;
+    if (test) *flag = done != 0;
     set_ierror(ierror, rc);
 }
 
 /* Waitsome and Testsome: the C indices are written into the Fortran array (both are C ints here), then made
  * 1-based. */
-__attribute__((unused)) static void pcd_f08_waitsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
-                                                     MPI_Fint *indices, MPI_F08_status *statuses, MPI_Fint *ierror) {
+static void f08_some(bool test, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                     MPI_F08_status *statuses, MPI_Fint *ierror) {
     struct c_requests c;
     int out = MPI_UNDEFINED;
     int rc = requests_in(&c, *incount, requests);
     if (rc == MPI_SUCCESS) {
-        rc = MPI_Waitsome(*incount, c.r, &out, (int *)indices, c_statuses(statuses));
+        rc = (test ? MPI_Testsome : MPI_Waitsome)(*incount, c.r, &out, (int *)indices, c_statuses(statuses));
         requests_out(&c, *incount, requests);
     }
     *outcount = out;
@@ -239,18 +220,34 @@ __attribute__((unused)) static void pcd_f08_waitsome(MPI_Fint *incount, MPI_Fint
     set_ierror(ierror, rc);
 }
 
+__attribute__((unused)) static void pcd_f08_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_F08_status *statuses,
+                                                    MPI_Fint *ierror) {
+    f08_all(false, count, requests, NULL, statuses, ierror);
+}
+
+__attribute__((unused)) static void pcd_f08_testall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag,
+                                                    MPI_F08_status *statuses, MPI_Fint *ierror) {
+    f08_all(true, count, requests, flag, statuses, ierror);
+}
+
+__attribute__((unused)) static void pcd_f08_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
+                                                    MPI_F08_status *status, MPI_Fint *ierror) {
+    f08_any(false, count, requests, index, NULL, status, ierror);
+}
+
+__attribute__((unused)) static void pcd_f08_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
+                                                    MPI_Fint *flag, MPI_F08_status *status, MPI_Fint *ierror) {
+    f08_any(true, count, requests, index, flag, status, ierror);
+}
+
+__attribute__((unused)) static void pcd_f08_waitsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
+                                                     MPI_Fint *indices, MPI_F08_status *statuses, MPI_Fint *ierror) {
+    f08_some(false, incount, requests, outcount, indices, statuses, ierror);
+}
+
 __attribute__((unused)) static void pcd_f08_testsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
                                                      MPI_Fint *indices, MPI_F08_status *statuses, MPI_Fint *ierror) {
-    struct c_requests c;
-    int out = MPI_UNDEFINED;
-    int rc = requests_in(&c, *incount, requests);
-    if (rc == MPI_SUCCESS) {
-        rc = MPI_Testsome(*incount, c.r, &out, (int *)indices, c_statuses(statuses));
-        requests_out(&c, *incount, requests);
-    }
-    *outcount = out;
-    for (int k = 0; out != MPI_UNDEFINED && k < out; k++) indices[k] += 1;
-    set_ierror(ierror, rc);
+    f08_some(true, incount, requests, outcount, indices, statuses, ierror);
 }
 
 __attribute__((unused)) static void pcd_f08_request_free(MPI_Fint *request, MPI_Fint *ierror) {

@@ -116,11 +116,7 @@ program test_dropin_persistent_f08
       ! (MPICH 4.0.2 fails an MPI_Testall polling loop over persistent collectives: test_dropin_persistent.c)
       call MPI_Startall(3, coll)
       do k = 1, 3
-        flag = .false.
-        do while (.not. flag)
-          call MPI_Request_get_status(coll(k), flag, st, ierr)
-          if (ierr /= MPI_SUCCESS) call check(.false., 'MPI_Request_get_status before MPI_Testall')
-        end do
+        call poll_until_complete(coll(k))
       end do
       ! MPICH 4.0.2 may also answer MPI_ERR_IN_STATUS here with every status MPI_SUCCESS, and leave work for an
       ! MPI_Waitall (test_dropin_persistent.c): accepted when every status says success
@@ -184,11 +180,7 @@ program test_dropin_persistent_f08
     case default ! Request_get_status until done, then Wait (which then returns at once)
       call MPI_Startall(3, coll)
       do k = 1, 3
-        flag = .false.
-        do while (.not. flag)
-          call MPI_Request_get_status(coll(k), flag, st, ierr)
-          if (ierr /= MPI_SUCCESS) call check(.false., 'MPI_Request_get_status')
-        end do
+        call poll_until_complete(coll(k))
         call MPI_Wait(coll(k), MPI_STATUS_IGNORE)
       end do
     end select
@@ -275,6 +267,21 @@ contains
     logical, intent(in) :: v(3)
     all_seen = v(1) .and. v(2) .and. v(3)
   end function all_seen
+
+  ! MPI_Request_get_status until the request is complete (it completes nothing itself); an error ends the loop
+  subroutine poll_until_complete(req)
+    type(MPI_Request), intent(in) :: req
+    logical :: complete
+    integer :: rc
+    complete = .false.
+    do while (.not. complete)
+      call MPI_Request_get_status(req, complete, MPI_STATUS_IGNORE, rc)
+      if (rc /= MPI_SUCCESS) then
+        call check(.false., 'MPI_Request_get_status')
+        exit
+      end if
+    end do
+  end subroutine poll_until_complete
 
   ! new data in the send buffers, a sentinel in the receive buffers
   subroutine fill(itn)
