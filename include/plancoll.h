@@ -259,6 +259,16 @@ PLANCOLL_API int plancoll_start_buffers(plancoll_plan plan, const void *sendbuf,
  * inactive request). Never blocks. */
 PLANCOLL_API int plancoll_test(plancoll_plan plan, int *done);
 
+/* Advances every active plan of the process once and returns at once: never blocks, completes nothing (a test or
+ * wait still reports each completion, with its outcome). For a thread of the caller's own that keeps started plans
+ * moving while the thread that started them is blocked elsewhere, in an MPI call that does not go through
+ * plancoll (a blocking collective on another communicator, say, while a peer waits for this rank's part of the
+ * plan), or computes without calling plancoll. It may be called from any thread, concurrently with the other
+ * plancoll calls of the thread that owns the plans, which then needs MPI_THREAD_MULTIPLE (the advance calls MPI);
+ * from that thread itself it is plancoll_test without the completion. *pending (when not NULL): how many active
+ * plans are not done yet after this advance (0: nothing left to move until the next start). */
+PLANCOLL_API int plancoll_progress(int *pending);
+
 /* Waits until the plan's execution is complete, advancing every active plan meanwhile; returns its outcome. An
  * inactive plan returns PLANCOLL_SUCCESS at once. */
 PLANCOLL_API int plancoll_wait(plancoll_plan plan);

@@ -34,7 +34,7 @@ __version__ = _config.VERSION
 __all__ = ['Error', 'Plan', 'plan_alltoall', 'plan_alltoallv', 'plan_allreduce', 'plan_transpose',
            'local_size_transposed', 'export_wisdom', 'import_wisdom', 'forget_wisdom', 'mpi_datatype',
            'IN_PLACE', 'ESTIMATE', 'MEASURE', 'PATIENT', 'EXHAUSTIVE', 'WISDOM_ONLY', 'NONBLOCKING', 'OVERLAP',
-           'MAX_PIECES', 'waitall', 'plan_transpose_pieces', 'empty', 'free']
+           'MAX_PIECES', 'waitall', 'progress', 'plan_transpose_pieces', 'empty', 'free']
 
 # Planner flags and error codes, with the C header's values (generated from it at build time).
 ESTIMATE = _config.FLAGS['ESTIMATE']
@@ -370,6 +370,15 @@ def waitall(plans):
         if plan is not None:
             plan._completed()
     _check(rc)
+
+
+def progress():
+    """Advances every active plan of the process once and returns how many are not done yet (plancoll_progress):
+    never blocks, completes nothing (test or wait still does). For a thread of the program's own that keeps started
+    plans moving while the main thread is blocked in another MPI call (MPI must then run at MPI_THREAD_MULTIPLE)."""
+    pending = ctypes.c_int(0)
+    _check(_lib.progress(ctypes.byref(pending)))
+    return pending.value
 
 
 def _c_int_arg(value, what):

@@ -32,6 +32,7 @@
 
 static struct plancoll_plan_s *active_head, *active_tail;
 static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
+static int active_running; /* active plans whose execution is not yet done: changed under the lock, read atomically */
 
 /* A plan's execution is done: written by whichever thread advanced it, read by the caller's test and wait. */
 static bool is_done(const struct plancoll_plan_s *p) { return __atomic_load_n(&p->active_done, __ATOMIC_ACQUIRE); }
@@ -48,6 +49,7 @@ static void link_active(struct plancoll_plan_s *p)
     if (active_tail) active_tail->active_next = p;
     else active_head = p;
     active_tail = p;
+    __atomic_store_n(&active_running, active_running + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&active_lock);
 }
 
@@ -73,6 +75,7 @@ static void advance_one(struct plancoll_plan_s *p)
         snprintf(p->active_detail, sizeof p->active_detail, "%s", plancoll_error_detail());
         done = true;
     }
+    if (done) __atomic_store_n(&active_running, active_running - 1, __ATOMIC_RELAXED);
     __atomic_store_n(&p->active_done, done, __ATOMIC_RELEASE);
 }
 
@@ -83,6 +86,13 @@ void pc_progress_active(void)
     for (struct plancoll_plan_s *p = active_head; p; p = p->active_next)
         if (!p->active_done) advance_one(p);
     pthread_mutex_unlock(&active_lock);
+}
+
+int plancoll_progress(int *pending)
+{
+    pc_progress_active();
+    if (pending) *pending = __atomic_load_n(&active_running, __ATOMIC_RELAXED);
+    return PLANCOLL_SUCCESS;
 }
 
 /* ---- The progress thread -------------------------------------------------------------------------- */

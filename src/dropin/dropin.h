@@ -31,6 +31,7 @@ struct pcd_settings {
     int max_plans;        /* PLANCOLL_DROPIN_MAX_PLANS: cached plans per communicator */
     enum pcd_report_mode report;
     char report_file[1024]; /* PLANCOLL_DROPIN_REPORT=FILE (rank 0 writes it) */
+    bool guard;             /* PLANCOLL_DROPIN_PROGRESS: thread (default: the guard, guard.c) or calls */
 };
 
 extern struct pcd_settings pcd_settings;
@@ -61,7 +62,12 @@ void pcd_start_lazily(void);
  * MPI's call, for Fortran entry points that call MPI's own definition themselves (fortran_f08.c): the set-up after
  * a successful init (nothing when the layer is set up already), the end before finalize, the release of a
  * communicator's plans before it is freed. */
-void pcd_start_after_init(void);
+void pcd_start_after_init(int level_told, int actual_level);
+/* The thread level (common.c): whether the layer asks MPI for MPI_THREAD_MULTIPLE when the program asks for
+ * `required` (for the guard), and, after such an init, the level the program is told (min of required and MPI's)
+ * which MPI_Query_thread then answers. */
+bool pcd_raise_level_for(int required);
+int pcd_program_level(int required, int actual);
 void pcd_finish_before_finalize(void);
 void pcd_release_before_free(MPI_Comm *comm);
 
@@ -71,9 +77,14 @@ static inline bool pcd_takes_calls(void) {
     return pcd_on && pcd_inside == 0;
 }
 
-/* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). */
+/* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). Leaving the outermost
+ * one bumps the guard's epoch: the application's thread has just been in plancoll, so its started plans moved
+ * (guard.c). Only the application's thread uses the brackets; the guard's thread sets its pcd_inside itself. */
+extern unsigned long pcd_guard_epoch;
 static inline void pcd_enter(void) { pcd_inside++; }
-static inline void pcd_leave(void) { pcd_inside--; }
+static inline void pcd_leave(void) {
+    if (--pcd_inside == 0) __atomic_store_n(&pcd_guard_epoch, pcd_guard_epoch + 1, __ATOMIC_RELAXED);
+}
 
 /* The hash of an MPI handle's bits (an integer under MPICH, a pointer under Open MPI), for the layer's tables of
  * communicators (common.c) and requests (persistent.c): the handle's first 8 bytes through a 64-bit finalizer, so
@@ -180,6 +191,18 @@ int pcd_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 bool pcd_plans_active(void);
 /* Tests every active plan once (inside pcd_enter/pcd_leave); true when one completed. */
 bool pcd_advance_plans(void);
+/* The guard (guard.c): a thread that advances the started plans while the application's thread stays away from
+ * plancoll (blocked in a call the layer does not convert, such as a blocking collective). pcd_guard_allowed: MPI
+ * runs at MPI_THREAD_MULTIPLE for the layer and PLANCOLL_DROPIN_PROGRESS is not "calls" (common.c sets it at
+ * start-up). pcd_guard_start brings it up if allowed and not running (at a start); pcd_guard_stop ends it (before
+ * MPI_Finalize). Where the MPI has no persistent collectives there are no started plans and no guard. */
+extern bool pcd_guard_allowed;
+#if PC_HAVE_MPI_PERSISTENT_COLL || PC_HAVE_MPIX_PERSISTENT_COLL
+void pcd_guard_start(void);
+void pcd_guard_stop(void);
+#else
+static inline void pcd_guard_stop(void) {}
+#endif
 
 /* ---- Statistics for the report at exit (report.c) ------------------------------------------------- *
  * One record per (collective, communicator size, shape) in this process, kept from its first call to MPI_Finalize:

@@ -69,11 +69,20 @@ static void *next_definition(const char *symbol) {
     if (next_fn == NULL) *(void **)&next_fn = next_definition(symbol)
 
 __attribute__((unused)) static void pcd_f08_init(MPI_Fint *ierror) {
-    typedef void (*fn)(MPI_Fint *);
-    PCD_NEXT(fn, "mpi_init_f08_");
     MPI_Fint rc = MPI_ERR_OTHER;
-    if (next_fn != NULL) next_fn(&rc);
-    if (rc == MPI_SUCCESS) pcd_start_after_init();
+    if (pcd_raise_level_for(MPI_THREAD_SINGLE)) { /* MPI's init_thread at MPI_THREAD_MULTIPLE, for the guard */
+        typedef void (*fn)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
+        PCD_NEXT(fn, "mpi_init_thread_f08_");
+        MPI_Fint multiple = MPI_THREAD_MULTIPLE, actual = MPI_THREAD_SINGLE;
+        if (next_fn != NULL) next_fn(&multiple, &actual, &rc);
+        if (rc == MPI_SUCCESS) pcd_start_after_init(pcd_program_level(MPI_THREAD_SINGLE, actual), actual);
+    } else {
+        typedef void (*fn)(MPI_Fint *);
+        PCD_NEXT(fn, "mpi_init_f08_");
+        if (next_fn != NULL) next_fn(&rc);
+        int actual = MPI_THREAD_SINGLE;
+        if (rc == MPI_SUCCESS && PMPI_Query_thread(&actual) == MPI_SUCCESS) pcd_start_after_init(actual, actual);
+    }
     set_ierror(ierror, rc);
 }
 
@@ -81,8 +90,13 @@ __attribute__((unused)) static void pcd_f08_init_thread(MPI_Fint *required, MPI_
     typedef void (*fn)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
     PCD_NEXT(fn, "mpi_init_thread_f08_");
     MPI_Fint rc = MPI_ERR_OTHER;
-    if (next_fn != NULL) next_fn(required, provided, &rc);
-    if (rc == MPI_SUCCESS) pcd_start_after_init();
+    bool raise = pcd_raise_level_for(*required);
+    MPI_Fint asked = raise ? MPI_THREAD_MULTIPLE : *required, actual = MPI_THREAD_SINGLE;
+    if (next_fn != NULL) next_fn(&asked, &actual, &rc);
+    if (rc == MPI_SUCCESS) {
+        *provided = raise ? pcd_program_level(*required, actual) : actual;
+        pcd_start_after_init(*provided, actual);
+    }
     set_ierror(ierror, rc);
 }
 

@@ -141,7 +141,7 @@ static void active_add(struct preq *q) {
     q->next_active = active_head;
     if (active_head) active_head->prev_active = q;
     active_head = q;
-    n_active++;
+    __atomic_store_n(&n_active, n_active + 1, __ATOMIC_RELAXED); /* the guard reads it (guard.c) */
 }
 
 static void active_remove(struct preq *q) {
@@ -149,7 +149,7 @@ static void active_remove(struct preq *q) {
     else active_head = q->next_active;
     if (q->next_active) q->next_active->prev_active = q->prev_active;
     q->prev_active = q->next_active = NULL;
-    n_active--;
+    __atomic_store_n(&n_active, n_active - 1, __ATOMIC_RELAXED);
 }
 
 /* plancoll reported q's execution complete (outcome rc). A freed request becomes inactive at once (nobody will
@@ -188,7 +188,7 @@ static bool advance_all(void) {
     return moved;
 }
 
-bool pcd_plans_active(void) { return n_active != 0; }
+bool pcd_plans_active(void) { return __atomic_load_n(&n_active, __ATOMIC_RELAXED) != 0; }
 
 bool pcd_advance_plans(void) { return advance_all(); }
 
@@ -246,6 +246,7 @@ static int start_ours(struct preq *q) {
     }
     q->state = PREQ_ACTIVE;
     active_add(q);
+    pcd_guard_start(); /* the first start brings the guard up (guard.c), where the layer may have it */
     return MPI_SUCCESS;
 }
 

@@ -17,8 +17,9 @@
  *
  * Blocking COLLECTIVES (MPI_Barrier, MPI_Bcast, ...) are not converted, on purpose: a nonblocking collective does
  * not match a blocking one (MPI-4.0 6.12), and whether a plan is active is one process's state, not agreed over the
- * collective's communicator. Under MPICH 4.0.2 a rank in MPI_Ibarrier and one in MPI_Barrier deadlock. See
- * docs/dropin.md, "Progress in blocking calls", for what that leaves open. MPI_Bsend is local: not converted. */
+ * collective's communicator. Under MPICH 4.0.2 a rank in MPI_Ibarrier and one in MPI_Barrier deadlock. The guard
+ * thread (guard.c) moves the plans there instead; docs/dropin.md, "Progress in blocking calls", has the whole
+ * argument. MPI_Bsend is local: not converted. */
 #include "dropin.h"
 
 #include <sched.h>

@@ -35,7 +35,7 @@ module plancoll
   public :: plancoll_malloc
   ! ---- Plan calls, no MPI handle ------------------------------------------------------------------------------
   public :: plancoll_execute, plancoll_execute_buffers, plancoll_start, plancoll_start_buffers
-  public :: plancoll_test, plancoll_wait, plancoll_waitall, plancoll_destroy_plan
+  public :: plancoll_test, plancoll_wait, plancoll_waitall, plancoll_progress, plancoll_destroy_plan
   public :: plancoll_transpose_piece_rows, plancoll_start_piece
   public :: plancoll_fprint_plan, plancoll_sprint_plan, plancoll_plan_algorithm, plancoll_plan_spec
   public :: plancoll_algorithm_name
@@ -95,6 +95,10 @@ module plancoll
     integer(c_int) function plancoll_wait(plan) bind(C, name='plancoll_wait')
       import :: c_int, c_ptr
       type(c_ptr), value :: plan
+    end function
+    integer(c_int) function plancoll_progress(pending) bind(C, name='plancoll_progress')
+      import :: c_int
+      integer(c_int), intent(out) :: pending
     end function
     integer(c_int) function plancoll_waitall(n, plans) bind(C, name='plancoll_waitall')
       import :: c_int, c_ptr

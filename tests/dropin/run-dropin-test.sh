@@ -9,8 +9,9 @@
 # Both must PASS. The second run must not print the layer's "plancoll-dropin: ... the layer is off" message, and
 # its report must show that the layer planned: for every collective named by --expect (e.g.
 # alltoall,alltoallv,allreduce or alltoall_init,...), a line collective=<name> with planned_calls > 0.
-# With --bad-env, two more runs under the layer with a bad environment must still PASS (the layer turns itself
-# off and passes every call to MPI) and print the "plancoll-dropin:" message: PLANCOLL_DROPIN_AFTER=abc, and
+# With --bad-env, three more runs under the layer with a bad environment must still PASS (the layer turns itself
+# off and passes every call to MPI) and print the "plancoll-dropin:" message: PLANCOLL_DROPIN_AFTER=abc,
+# PLANCOLL_DROPIN_PROGRESS=sometimes, and
 # PLANCOLL_DROPIN_AFTER differing across ranks (rank r gets r+1, set from the launcher's rank variable by a wrapper).
 # --layer-env sets a variable for the second run only (e.g. PLANCOLL_DROPIN_MAX_PLANS=1: evictions).
 # The layer: --launcher PATH (the build tree's src/dropin/plancoll-run), else $PLANCOLL_RUN.
@@ -40,7 +41,7 @@ if [ -z "$launcher" ] || [ ! -x "$launcher" ]; then
   exit 1
 fi
 # Settings the user may have in the environment would change what is tested.
-unset PLANCOLL_DROPIN PLANCOLL_DROPIN_AFTER PLANCOLL_DROPIN_RIGOR PLANCOLL_DROPIN_MAX_PLANS PLANCOLL_DROPIN_REPORT
+unset PLANCOLL_DROPIN PLANCOLL_DROPIN_AFTER PLANCOLL_DROPIN_RIGOR PLANCOLL_DROPIN_MAX_PLANS PLANCOLL_DROPIN_REPORT PLANCOLL_DROPIN_PROGRESS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
@@ -92,6 +93,15 @@ if [ $bad_env -eq 1 ]; then
   if [ $rc -ne 0 ]; then echo "run-dropin-test: FAIL with PLANCOLL_DROPIN_AFTER=abc"; failed=1; fi
   if ! grep -q 'plancoll-dropin:.*PLANCOLL_DROPIN_AFTER' "$tmp/out"; then
     echo "run-dropin-test: FAIL: no plancoll-dropin: message for PLANCOLL_DROPIN_AFTER=abc"
+    failed=1
+  fi
+  echo "== under the layer, PLANCOLL_DROPIN_PROGRESS=sometimes"
+  PLANCOLL_DROPIN_PROGRESS=sometimes "$mpi_runner" "$np" "$cliques" "$launcher" "$@" >"$tmp/out" 2>&1
+  rc=$?
+  cat "$tmp/out"
+  if [ $rc -ne 0 ]; then echo "run-dropin-test: FAIL with PLANCOLL_DROPIN_PROGRESS=sometimes"; failed=1; fi
+  if ! grep -q 'plancoll-dropin:.*PLANCOLL_DROPIN_PROGRESS' "$tmp/out"; then
+    echo "run-dropin-test: FAIL: no plancoll-dropin: message for PLANCOLL_DROPIN_PROGRESS=sometimes"
     failed=1
   fi
   echo "== under the layer, PLANCOLL_DROPIN_AFTER = rank + 1"

@@ -1,4 +1,4 @@
-/* Progress of started persistent collectives while a rank blocks in a point-to-point call (issue 18): a plain MPI
+/* Progress of started persistent collectives while a rank blocks in another MPI call (issue 18): a plain MPI
  * program, run plain and under the drop-in layer by run-dropin-test.sh.
  *
  * MPI requires a started persistent collective to progress while its process is blocked in any MPI call. For each
@@ -9,21 +9,29 @@
  * Rank 0's wait can only end if the other ranks' collective moves while they are blocked: under a layer that runs
  * the collective as a plancoll plan and does not advance it inside the blocking call, this program deadlocks.
  * Blocking calls: MPI_Recv, MPI_Probe + MPI_Recv, MPI_Mprobe + MPI_Mrecv, MPI_Sendrecv, MPI_Sendrecv_replace
- * (rank 0 sends after its wait) and MPI_Ssend (rank 0 receives after its wait). Results, messages and statuses are
- * checked exactly against values computed here.
+ * (rank 0 sends after its wait) and MPI_Ssend (rank 0 receives after its wait), which the layer converts
+ * (src/dropin/progress.c); and blocking collectives on the other communicator, which it cannot convert and which
+ * its guard thread covers (src/dropin/guard.c): MPI_Barrier, MPI_Bcast from rank 0, MPI_Allreduce of one int (to
+ * MPI for its first calls, planned later: both paths), MPI_Comm_dup (rank 0 joins each after its wait). Results,
+ * messages and statuses are checked exactly against values computed here. The program also checks that
+ * MPI_Query_thread answers MPI_THREAD_SINGLE, the level MPI_Init gives (the layer raises MPI's own for its guard).
  *
  * Arguments KIND CALL (indices into kind_names and call_names) run that one combination alone: with the old layer
  * each of them deadlocks.
  *
- * Blocking collectives (MPI_Barrier, MPI_Bcast, ...) as the blocking call are NOT part of it: the layer leaves them
- * to MPI (docs/dropin.md, "Progress in blocking calls"). */
+ * With PLANCOLL_DROPIN_PROGRESS=calls (no guard: the layer's documented limit) the collectives are left out. */
 #include "dropin_harness.h"
+
+#include <stdbool.h>
 
 enum kind { ALLTOALL, ALLTOALLV, ALLREDUCE, NKINDS };
 static const char *const kind_names[NKINDS] = {"alltoall", "alltoallv", "allreduce"};
-enum call { RECV, PROBE_RECV, MPROBE_MRECV, SENDRECV, SENDRECV_REPLACE, SSEND, NCALLS };
-static const char *const call_names[NCALLS] = {"MPI_Recv",     "MPI_Probe+MPI_Recv",   "MPI_Mprobe+MPI_Mrecv",
-                                               "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Ssend"};
+enum call { RECV, PROBE_RECV, MPROBE_MRECV, SENDRECV, SENDRECV_REPLACE, SSEND, BARRIER, BCAST, ALLREDUCE1, COMM_DUP,
+            NCALLS };
+static const char *const call_names[NCALLS] = {
+    "MPI_Recv",  "MPI_Probe+MPI_Recv", "MPI_Mprobe+MPI_Mrecv", "MPI_Sendrecv",    "MPI_Sendrecv_replace",
+    "MPI_Ssend", "MPI_Barrier",        "MPI_Bcast",            "MPI_Allreduce(1)", "MPI_Comm_dup"};
+static bool collective_call(enum call call) { return call >= BARRIER; }
 
 enum { BLOCK = 256, REDUCE_N = 4096, ROUNDS = 3, TAG = 77, START_DELAY_US = 5000 };
 
@@ -82,8 +90,49 @@ static void check_status(const MPI_Status *st, int source, int count, const char
              TAG, count);
 }
 
+/* A blocking collective on comm: every rank's side (rank 0's after its wait, the others' before theirs). */
+static void collective_side(enum call call, int round, MPI_Comm comm) {
+    int t = token(round, dh_rank, call);
+    switch (call) {
+    case BARRIER:
+        DH_MPI(MPI_Barrier(comm));
+        break;
+    case BCAST: {
+        int v = dh_rank == 0 ? token(round, 0, call) : -1;
+        DH_MPI(MPI_Bcast(&v, 1, MPI_INT, 0, comm));
+        DH_CHECK(v == token(round, 0, call), "MPI_Bcast: rank %d got %d, expected %d", dh_rank, v,
+                 token(round, 0, call));
+        break;
+    }
+    case ALLREDUCE1: {
+        int sum = -1, expect = 0;
+        for (int r = 0; r < dh_size; r++) expect += token(round, r, call);
+        DH_MPI(MPI_Allreduce(&t, &sum, 1, MPI_INT, MPI_SUM, comm));
+        DH_CHECK(sum == expect, "MPI_Allreduce(1): rank %d got %d, expected %d", dh_rank, sum, expect);
+        break;
+    }
+    case COMM_DUP: {
+        MPI_Comm dup = MPI_COMM_NULL;
+        int n = -1;
+        DH_MPI(MPI_Comm_dup(comm, &dup));
+        if (dup != MPI_COMM_NULL) {
+            MPI_Comm_size(dup, &n);
+            MPI_Comm_free(&dup);
+        }
+        DH_CHECK(n == dh_size, "MPI_Comm_dup: a communicator of %d ranks, expected %d", n, dh_size);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 /* Rank 0's side after its wait. */
 static void release_others(enum call call, int round, MPI_Comm comm) {
+    if (collective_call(call)) {
+        collective_side(call, round, comm);
+        return;
+    }
     for (int r = 1; r < dh_size; r++) {
         int t = token(round, r, call);
         if (call == SSEND) {
@@ -107,6 +156,10 @@ static void release_others(enum call call, int round, MPI_Comm comm) {
 static void blocking_call(enum call call, int round, MPI_Comm comm) {
     int t = token(round, dh_rank, call), got = -1;
     MPI_Status st;
+    if (collective_call(call)) {
+        collective_side(call, round, comm);
+        return;
+    }
     switch (call) {
     case RECV:
         DH_MPI(MPI_Recv(&got, 1, MPI_INT, 0, TAG, comm, &st));
@@ -150,7 +203,13 @@ int main(int argc, char **argv) {
         if (dh_rank == 0) fprintf(stderr, "at most 64 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    MPI_Comm coll_comm, p2p_comm; /* the collectives' communicator and the point-to-point one: distinct */
+    int level = -1;
+    MPI_Query_thread(&level);
+    DH_CHECK(level == MPI_THREAD_SINGLE, "MPI_Query_thread after MPI_Init: %d, expected MPI_THREAD_SINGLE (%d)", level,
+             MPI_THREAD_SINGLE);
+    const char *progress = getenv("PLANCOLL_DROPIN_PROGRESS");
+    bool with_collectives = progress == NULL || strcmp(progress, "calls") != 0;
+    MPI_Comm coll_comm, p2p_comm; /* the collectives' communicator and the other one: distinct */
     DH_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &coll_comm));
     DH_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &p2p_comm));
     MPI_Comm_set_errhandler(coll_comm, MPI_ERRORS_RETURN);
@@ -180,20 +239,21 @@ int main(int argc, char **argv) {
     int only_kind = argc > 2 ? atoi(argv[1]) : -1, only_call = argc > 2 ? atoi(argv[2]) : -1;
     for (int kind = 0; kind < NKINDS; kind++)
         for (int call = 0; call < NCALLS; call++)
-            for (int round = 0; round < ROUNDS && (only_kind < 0 || (kind == only_kind && call == only_call)); round++) {
-                fill(kind, &c[kind], round);
-                /* Rank 0 starts last, so the others' plans cannot run to their end inside their own MPI_Start. */
-                if (me == 0) usleep(START_DELAY_US);
-                DH_MPI(MPI_Start(&c[kind].req));
-                if (me == 0) {
-                    DH_MPI(MPI_Wait(&c[kind].req, MPI_STATUS_IGNORE));
-                    release_others(call, round, p2p_comm);
-                } else {
-                    blocking_call(call, round, p2p_comm);
-                    DH_MPI(MPI_Wait(&c[kind].req, MPI_STATUS_IGNORE));
+            for (int round = 0; round < ROUNDS && (with_collectives || !collective_call(call)); round++)
+                if (only_kind < 0 || (kind == only_kind && call == only_call)) {
+                    fill(kind, &c[kind], round);
+                    /* Rank 0 starts last, so the others' plans cannot run to their end inside their own MPI_Start. */
+                    if (me == 0) usleep(START_DELAY_US);
+                    DH_MPI(MPI_Start(&c[kind].req));
+                    if (me == 0) {
+                        DH_MPI(MPI_Wait(&c[kind].req, MPI_STATUS_IGNORE));
+                        release_others(call, round, p2p_comm);
+                    } else {
+                        blocking_call(call, round, p2p_comm);
+                        DH_MPI(MPI_Wait(&c[kind].req, MPI_STATUS_IGNORE));
+                    }
+                    check_result(kind, &c[kind], round, call);
                 }
-                check_result(kind, &c[kind], round, call);
-            }
     for (int kind = 0; kind < NKINDS; kind++) {
         DH_MPI(MPI_Request_free(&c[kind].req));
         free(c[kind].send);

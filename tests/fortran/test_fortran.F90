@@ -276,7 +276,7 @@ contains
   subroutine test_nonblocking()
     integer, target, asynchronous :: x(4), y(4)
     type(c_ptr) :: plan
-    integer :: it, done, rc, i
+    integer :: it, done, rc, i, pending
     call ok(plancoll_plan_allreduce(x, y, 4, MPI_INTEGER, MPI_SUM, comm, PLANCOLL_NONBLOCKING, plan), &
       'plan_allreduce nonblocking')
     do it = 1, 2
@@ -296,6 +296,8 @@ contains
       call check(all(y == [(it * i * (np * (np + 1) / 2), i = 1, 4)]), 'nonblocking allreduce values')
     end do
     call ok(plancoll_waitall(1, [plan]), 'waitall on a complete plan')
+    call ok(plancoll_progress(pending), 'progress')
+    call check(pending == 0, 'progress: nothing pending once every plan is complete')
     call ok(plancoll_destroy_plan(plan), 'destroy nonblocking')
   end subroutine
 

@@ -6,10 +6,15 @@
  * - a large exchange (MPI's rendezvous needs progress on both sides again and again);
  * - several rounds, and two plans active at once completed in reverse order;
  * - PLANCOLL_PROGRESS_THREAD=2 is PLANCOLL_ERR_ENV on every rank;
+ * - plancoll_progress from a thread of the caller's own (a plan made without the library's thread) moves a started
+ *   plan while the caller blocks in MPI_Barrier on another communicator, which a peer reaches only after waiting
+ *   for the plan (legal under MPI's progress rule; deadlocks without the caller's thread), and counts pending plans;
  * - with --refused, MPI is initialised at MPI_THREAD_FUNNELED and plan creation is PLANCOLL_ERR_THREAD_LEVEL on
  *   every rank, the detail naming the level.
  * PLANCOLL_PROGRESS_THREAD is set to 1 here unless the environment sets it (=0 shows what the thread does: the
  * completion checks fail). Results are checked exactly. */
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +164,71 @@ static void two_active(void)
     prob_free(&a);
 }
 
+/* The caller's own progress thread: plancoll_progress until told to stop. */
+static bool helper_stop;
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&helper_stop, __ATOMIC_ACQUIRE)) {
+        int pending = -1;
+        plancoll_progress(&pending);
+        if (pending > 0) {
+            sched_yield();
+        } else {
+            const struct timespec nap = {0, 100000};
+            nanosleep(&nap, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* rank 0: start; wait; barrier.  ranks >= 1: start; barrier; wait.  Rank 0's wait needs the others' plans to move
+ * while they are in MPI_Barrier, where only their own thread's plancoll_progress moves them: MPI's progress inside
+ * the barrier moves messages already posted, not a plan's next step. The algorithms are ones whose later steps need
+ * every rank's CPU: allreduce.dpml (each rank reduces its part of the node's vector), alltoall.bruck (several
+ * dependent steps from 3 ranks on). Without the helper thread this deadlocks (checked when it was written). */
+static void progress_from_own_thread(const char *algorithm, bool reduce)
+{
+    setenv("PLANCOLL_PROGRESS_THREAD", "0", 1); /* not the library's thread: the caller's */
+    struct prob x;
+    int rc = prob_make(&x, algorithm, reduce, 64);
+    setenv("PLANCOLL_PROGRESS_THREAD", "1", 1);
+    TL_OK(rc);
+    MPI_Comm other;
+    MPI_Comm_dup(MPI_COMM_WORLD, &other);
+    pthread_t helper;
+    __atomic_store_n(&helper_stop, false, __ATOMIC_RELEASE);
+    bool helping = pthread_create(&helper, NULL, helper_main, NULL) == 0;
+    TL_CHECK(helping, "pthread_create failed");
+    for (int round = 0; round < 3 && x.plan && helping; round++) {
+        prob_fill(&x, round);
+        int pending = -1, token = round;
+        if (x.r == 0) { /* rank 0 starts after every other rank has started and checked its pending count */
+            for (int q = 1; q < x.P; q++) MPI_Recv(&token, 1, MPI_INT, q, 9, other, MPI_STATUS_IGNORE);
+            TL_OK(plancoll_start(x.plan));
+            TL_OK(plancoll_wait(x.plan));
+            MPI_Barrier(other);
+        } else {
+            TL_OK(plancoll_start(x.plan));
+            TL_OK(plancoll_progress(&pending));
+            TL_CHECK(pending == 1, "%s round %d: %d plans pending before rank 0 started, want 1", algorithm, round,
+                     pending);
+            MPI_Send(&token, 1, MPI_INT, 0, 9, other);
+            MPI_Barrier(other);
+            TL_OK(plancoll_wait(x.plan));
+        }
+        TL_OK(plancoll_progress(&pending));
+        TL_CHECK(pending == 0, "%s round %d: %d plans pending after the wait, want 0", algorithm, round, pending);
+        prob_check(&x, round, "progress from the caller's thread");
+    }
+    if (helping) {
+        __atomic_store_n(&helper_stop, true, __ATOMIC_RELEASE);
+        pthread_join(helper, NULL);
+    }
+    MPI_Comm_free(&other);
+    prob_free(&x);
+}
+
 static void bad_value(void)
 {
     setenv("PLANCOLL_PROGRESS_THREAD", "2", 1);
@@ -219,7 +289,11 @@ int main(int argc, char **argv)
          * where the small exchanges are one step, this is what a single test cannot finish without the thread */
         completes_while_computing("alltoall.pairwise", false, 65536);
         two_active();
-        if (with_thread) bad_value();
+        if (with_thread) {
+            progress_from_own_thread("alltoall.bruck", false);
+            progress_from_own_thread("allreduce.dpml", true);
+            bad_value();
+        }
     }
     alarm(0);
     return tl_finish();

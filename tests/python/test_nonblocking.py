@@ -110,8 +110,11 @@ def test_waitall_of_several_plans(comm):
         for step in range(2):
             for p in plans:
                 p.start()
+            assert 0 <= plancoll.progress() <= len(plans)             # advances, completes nothing
+            assert all(p.active for p in plans)
             plancoll.waitall([plans[2], None, plans[0], plans[1]])   # any order, None skipped
             assert not any(p.active for p in plans)
+            assert plancoll.progress() == 0                            # nothing left pending
             assert np.array_equal(a_recv, alltoall_expected(comm, n, 0))
             assert np.array_equal(r_recv, allreduce_expected(P, 6, 1))
             assert np.array_equal(v_recv, np.concatenate([np.full(comm.rank + 1, 100 * j + comm.rank, dtype=np.int32)
