@@ -21,9 +21,11 @@
  * MPI_Comm_split_type, say) needs the guard. So the common case costs the application two stores per plancoll
  * call, a started plan that the program waits for or tests within a watch is never touched by the guard, and a
  * blocked rank's plan moves within a few milliseconds. The periods trade a blocked rank's delay against the CPU the
- * guard takes from ranks that compute while their plans run (bench/run-dropin-overlap.sh measured both: with a
+ * guard takes from ranks that compute while their plans run (bench/run-dropin-overlap.sh measures it: with a
  * 200 us watch the guard's passes cost the computing ranks of a 2-core machine 15-25 us per 500 us of computation,
- * and a rank's own waits 25% where four ranks shared two cores).
+ * and a rank's own waits 25% where four ranks shared two cores; with a 1 ms watch, 2 ms computations with four
+ * ranks on two cores still lost 10-25%; docs/dropin.md). On a machine with a spare hardware thread per rank the
+ * guard's passes during a long computation are asynchronous progress; on an oversubscribed one they are not free.
  *
  * The guard calls MPI while the application's thread may be in MPI too: it needs MPI_THREAD_MULTIPLE, which the
  * layer asks of MPI at MPI_Init* (common.c) while telling the program the level it asked for, so the program never
@@ -39,8 +41,8 @@
 
 enum {
     IDLE_NS = 2000000,  /* no plan active: look again after 2 ms (the guard is then nearly free) */
-    WATCH_NS = 1000000, /* a plan active: how long the application's thread may stay away before the guard acts */
-    INSIDE_WATCHES = 20, /* ... and, while it is inside plancoll (whose waits advance the plans), how many watches */
+    WATCH_NS = 5000000, /* a plan active: how long the application's thread may stay away before the guard acts */
+    INSIDE_WATCHES = 4, /* ... and, while it is inside plancoll (whose waits advance the plans), how many watches */
     BACKOFF_NS = 50000, /* acting, after YIELD_PASSES passes: nap between passes (more ranks than cores is common) */
     YIELD_PASSES = 64
 };
