@@ -10,6 +10,7 @@
 
 struct pcd_settings pcd_settings = {.after = 2, .rigor_flags = PLANCOLL_ESTIMATE, .max_plans = 16, .guard = true};
 unsigned long pcd_guard_epoch;
+int pcd_guard_inside;
 bool pcd_guard_allowed;
 bool pcd_on = false;
 bool pcd_started = false;

@@ -77,13 +77,20 @@ static inline bool pcd_takes_calls(void) {
     return pcd_on && pcd_inside == 0;
 }
 
-/* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). Leaving the outermost
- * one bumps the guard's epoch: the application's thread has just been in plancoll, so its started plans moved
- * (guard.c). Only the application's thread uses the brackets; the guard's thread sets its pcd_inside itself. */
+/* Brackets around every call into plancoll (plan, execute, start, test, wait, destroy, spec). Only the application's
+ * thread uses them (the guard's thread sets its pcd_inside itself), and the outermost ones tell the guard (guard.c)
+ * what that thread is doing: pcd_guard_inside says it is in plancoll now (whose own waits advance the started plans),
+ * and leaving bumps pcd_guard_epoch (it has just advanced them). */
 extern unsigned long pcd_guard_epoch;
-static inline void pcd_enter(void) { pcd_inside++; }
+extern int pcd_guard_inside;
+static inline void pcd_enter(void) {
+    if (pcd_inside++ == 0) __atomic_store_n(&pcd_guard_inside, 1, __ATOMIC_RELAXED);
+}
 static inline void pcd_leave(void) {
-    if (--pcd_inside == 0) __atomic_store_n(&pcd_guard_epoch, pcd_guard_epoch + 1, __ATOMIC_RELAXED);
+    if (--pcd_inside == 0) {
+        __atomic_store_n(&pcd_guard_inside, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&pcd_guard_epoch, pcd_guard_epoch + 1, __ATOMIC_RELAXED);
+    }
 }
 
 /* The hash of an MPI handle's bits (an integer under MPICH, a pointer under Open MPI), for the layer's tables of

@@ -299,6 +299,14 @@ __attribute__((unused)) static void pcd_f08_mprobe(MPI_Fint *source, MPI_Fint *t
     set_ierror(ierror, rc);
 }
 
+/* The level the program was told where the layer raised MPI's for its guard (common.c), as the C call answers. */
+__attribute__((unused)) static void pcd_f08_query_thread(MPI_Fint *provided, MPI_Fint *ierror) {
+    int level = MPI_THREAD_SINGLE;
+    int rc = MPI_Query_thread(&level);
+    if (rc == MPI_SUCCESS) *provided = level;
+    set_ierror(ierror, rc);
+}
+
 /* Each symbol the probe found, an alias of its function (the name after mpi_ and before _f08_). */
 #define PCD_DEFINE_F08(name, sym) extern __typeof__(pcd_f08_##name) sym __attribute__((alias("pcd_f08_" #name), visibility("default")));
 PCD_FORTRAN_F08(PCD_DEFINE_F08)

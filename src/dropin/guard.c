@@ -15,9 +15,17 @@
  * and converted call passes there). An epoch that has not moved for a whole watch with plans still active means the
  * application's thread is elsewhere: blocked in MPI, or computing. The guard then advances the plans itself
  * (plancoll_progress, which shares plancoll's lock with the application's own advances) until the epoch moves or
- * nothing is left to move; completions stay with the application's thread, which reports them as before. So the
- * common case costs the application nothing but an epoch store per plancoll call, a started plan that the program
- * waits for soon is never touched by the guard, and a blocked rank's plan moves within a watch period.
+ * nothing is left to move; completions stay with the application's thread, which reports them as before. While
+ * that thread is inside plancoll (a long wait, a plan's creation) the guard gives it INSIDE_WATCHES watches, since
+ * plancoll's own waits advance the plans; only a plancoll call blocked in one of MPI's collectives (a creation's
+ * MPI_Comm_split_type, say) needs the guard. So the common case costs the application two stores per plancoll
+ * call, a started plan that the program waits for or tests within a watch is never touched by the guard, and a
+ * blocked rank's plan moves within a few milliseconds. The periods trade a blocked rank's delay against the CPU the
+ * guard takes from ranks that compute while their plans run (bench/run-dropin-overlap.sh measures it: with a
+ * 200 us watch the guard's passes cost the computing ranks of a 2-core machine 15-25 us per 500 us of computation,
+ * and a rank's own waits 25% where four ranks shared two cores; with a 1 ms watch, 2 ms computations with four
+ * ranks on two cores still lost 10-25%; docs/dropin.md). On a machine with a spare hardware thread per rank the
+ * guard's passes during a long computation are asynchronous progress; on an oversubscribed one they are not free.
  *
  * The guard calls MPI while the application's thread may be in MPI too: it needs MPI_THREAD_MULTIPLE, which the
  * layer asks of MPI at MPI_Init* (common.c) while telling the program the level it asked for, so the program never
@@ -32,8 +40,9 @@
 #include <time.h>
 
 enum {
-    IDLE_NS = 1000000,  /* no plan active: look again after 1 ms (the guard is then nearly free) */
-    WATCH_NS = 200000,  /* a plan active: how long the application's thread may stay away before the guard acts */
+    IDLE_NS = 2000000,  /* no plan active: look again after 2 ms (the guard is then nearly free) */
+    WATCH_NS = 5000000, /* a plan active: how long the application's thread may stay away before the guard acts */
+    INSIDE_WATCHES = 4, /* ... and, while it is inside plancoll (whose waits advance the plans), how many watches */
     BACKOFF_NS = 50000, /* acting, after YIELD_PASSES passes: nap between passes (more ranks than cores is common) */
     YIELD_PASSES = 64
 };
@@ -65,6 +74,8 @@ static void act(unsigned long seen) {
     }
 }
 
+static bool inside(void) { return __atomic_load_n(&pcd_guard_inside, __ATOMIC_RELAXED) != 0; }
+
 static void *guard_main(void *arg) {
     (void)arg;
     pcd_inside = 1; /* plancoll's MPI calls from this thread go straight to PMPI, never into the layer's tables */
@@ -73,8 +84,14 @@ static void *guard_main(void *arg) {
             nap(IDLE_NS);
             continue;
         }
+        /* Away for a whole watch, or for INSIDE_WATCHES of them while inside plancoll: a long plancoll call (a
+         * wait, a plan's creation) advances the plans itself, unless it is blocked in one of MPI's collectives. */
         unsigned long seen = epoch();
-        nap(WATCH_NS);
+        int watches = 0;
+        do {
+            nap(WATCH_NS);
+            watches++;
+        } while (!stopping() && pcd_plans_active() && epoch() == seen && inside() && watches < INSIDE_WATCHES);
         if (!stopping() && pcd_plans_active() && epoch() == seen) act(seen);
     }
     return NULL;

@@ -73,7 +73,8 @@ if [ -n "$objdump" ]; then
   for pair in init:Init init_thread:Init_thread finalize:Finalize comm_free:Comm_free \
       comm_disconnect:Comm_disconnect start:Start startall:Startall wait:Wait test:Test waitall:Waitall \
       testall:Testall waitany:Waitany testany:Testany waitsome:Waitsome testsome:Testsome \
-      request_free:Request_free request_get_status:Request_get_status cancel:Cancel probe:Probe mprobe:Mprobe; do
+      request_free:Request_free request_get_status:Request_get_status cancel:Cancel probe:Probe mprobe:Mprobe \
+      query_thread:Query_thread; do
     name=${pair%%:*} cname=MPI_${pair#*:}
     sym=mpi_${name}_f08_
     i=0

@@ -51,6 +51,9 @@ program test_dropin_persistent_f08
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) ! every ierror is checked
   failures = 0
   checks = 0
+  ! MPI_Init's level, also where the layer asked MPI for MPI_THREAD_MULTIPLE for its guard thread
+  call MPI_Query_thread(dummy, ierr)
+  call check(ierr == MPI_SUCCESS .and. dummy == MPI_THREAD_SINGLE, 'MPI_Query_thread answers MPI_THREAD_SINGLE')
   allocate(asend(0:nblk*np-1), arecv(0:nblk*np), rsend(0:nred-1), rrecv(0:nred))
   allocate(sc(0:np-1), sd(0:np-1), rc(0:np-1), rd(0:np-1))
   pos = 0
