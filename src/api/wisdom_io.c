@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "shm/mpi_compat.h" /* pc_mpi_igather(v) */
 #include "exec/plan.h"
 #include "api/validate.h"
 
@@ -543,7 +544,7 @@ static int export_collective(struct pc_layout *L, struct header *h, char **text)
         return rerr;
     }
     MPI_Request req;
-    int rc = MPI_Igather(&sent, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0, L->comm, &req);
+    int rc = pc_mpi_igather(&sent, 1, MPI_LONG_LONG, lens, 1, MPI_LONG_LONG, 0, L->comm, &req);
     int gerr = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Igather");
     /* rank 0 decides whether the texts come (it has room for them and nobody failed): one broadcast */
     char *all = NULL;
@@ -569,7 +570,7 @@ static int export_collective(struct pc_layout *L, struct header *h, char **text)
     int berr = pc_bcast_wait(L, &go, 1, MPI_INT, 0);
     if (!gerr) gerr = berr;
     if (go) {
-        rc = MPI_Igatherv(local, sent > 0 ? (int)sent : 0, MPI_CHAR, all, counts, displs, MPI_CHAR, 0, L->comm, &req);
+        rc = pc_mpi_igatherv(local, sent > 0 ? (int)sent : 0, MPI_CHAR, all, counts, displs, MPI_CHAR, 0, L->comm, &req);
         int werr = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Igatherv");
         if (!gerr) gerr = werr;
     }

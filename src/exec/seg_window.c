@@ -40,9 +40,7 @@ int pc_segwin_open(struct pc_seg_window *w, const struct pc_layout *L, struct pc
     w->flag_disp = w->data_disp + L->size;
     MPI_Aint mine[2] = {(MPI_Aint)(seg->base + data_offset - base),
                         (MPI_Aint)((char *)pc_segment_flag(seg, first_flag) - base)};
-    MPI_Request req;
-    int rc = MPI_Iallgather(mine, 2, MPI_AINT, all, 2, MPI_AINT, L->comm, &req);
-    int err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (window)");
+    int err = pc_allgather_wait(L, mine, all, 2, MPI_AINT, "MPI_Iallgather (window)");
     for (int r = 0; !err && r < L->size; r++) {
         w->data_disp[r] = all[2 * r];
         w->flag_disp[r] = all[2 * r + 1];

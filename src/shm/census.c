@@ -273,9 +273,7 @@ int pc_census_take(struct pc_layout *L, MPI_Group group, int *index, const struc
     int err = all && c && c->member && c->node_count && node_of_first && chain_next && block && block_of_node && hosts
                   ? PLANCOLL_SUCCESS
                   : pc_error(PLANCOLL_ERR_NOMEM, "node census of %d ranks", P);
-    MPI_Request req;
-    int rc = MPI_Iallgather(mine, CF_COUNT, MPI_INT, all ? all : mine, CF_COUNT, MPI_INT, L->comm, &req);
-    int werr = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (node census)");
+    int werr = pc_allgather_wait(L, mine, all ? all : mine, CF_COUNT, MPI_INT, "MPI_Iallgather (node census)");
     if (!err) err = werr;
     if (!err && first == MPI_UNDEFINED) err = pc_error(PLANCOLL_ERR_MPI, "node census: the node's first rank is not in the communicator");
     if (!err) {
@@ -327,7 +325,7 @@ int pc_census_take(struct pc_layout *L, MPI_Group group, int *index, const struc
         /* the node communicator of the emulated node: this rank's block of its real node (every rank of the node
          * agreed the emulation above, so all of them come here) */
         MPI_Comm part;
-        rc = MPI_Comm_split(node, block[L->rank], L->rank, &part);
+        int rc = MPI_Comm_split(node, block[L->rank], L->rank, &part);
         if (rc != MPI_SUCCESS) {
             err = pc_mpi_error(rc, "MPI_Comm_split (PLANCOLL_EMULATE_NODES)");
         } else {

@@ -634,7 +634,7 @@ int pc_heap_malloc(size_t size, MPI_Comm comm, void **ptr)
     pc_agree_start(&agreement, L, local, cany, 3);
     MPI_Request reqs[2] = {agreement.req, MPI_REQUEST_NULL};
     int rc = agreement.post_rc;
-    if (rc == MPI_SUCCESS) rc = MPI_Iallreduce(nv, nany, 1 + words, MPI_UINT64_T, MPI_BOR, L->node_comm, &reqs[1]);
+    if (rc == MPI_SUCCESS) rc = pc_mpi_iallreduce(nv, nany, 1 + words, MPI_UINT64_T, MPI_BOR, L->node_comm, &reqs[1]);
     int wait_rc = rc == MPI_SUCCESS ? pc_wait_layout(L, 2, reqs) : pc_mpi_error(rc, "MPI_Iallreduce (plancoll_malloc)");
     err = pc_agree_finish(&agreement, wait_rc, cany, NULL, "plancoll_malloc: another rank's arguments were invalid");
     if (!err && cany[0])

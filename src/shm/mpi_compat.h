@@ -209,6 +209,47 @@ static inline int pc_mpi_ialltoallv(const void *sbuf, const int *scounts, const 
     return MPI_Ialltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm, req);
 }
 
+/* Plan-time collectives (the census, the agreements, the node segment's set-up, wisdom's gathers). Under SMPI the
+ * blocking forms, with the request MPI_REQUEST_NULL (complete): SMPI 3.32 starts each of its nonblocking
+ * collectives as all of its point-to-point messages at once, and from about 96 ranks over several hosts so many
+ * simultaneous flows end the simulation in SimGrid's max-min solver (an abort "Cannot saturate more a constraint
+ * that has no active element!" or a segmentation fault: measured with MPI_Iallgather alone, docs/smpi.md), where
+ * the blocking forms run MPICH's algorithms. A blocked simulated rank takes no core, so nothing is lost. */
+static inline int pc_mpi_ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    *req = MPI_REQUEST_NULL;
+    return MPI_Bcast(buf, count, type, root, comm);
+#endif
+    return MPI_Ibcast(buf, count, type, root, comm, req);
+}
+static inline int pc_mpi_ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    *req = MPI_REQUEST_NULL;
+    return MPI_Barrier(comm);
+#endif
+    return MPI_Ibarrier(comm, req);
+}
+static inline int pc_mpi_igather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    *req = MPI_REQUEST_NULL;
+    return MPI_Gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm);
+#endif
+    return MPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
+}
+static inline int pc_mpi_igatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int *rcounts,
+                                  const int *displs, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request *req)
+{
+#if PC_MPI_SIMULATED
+    *req = MPI_REQUEST_NULL;
+    return MPI_Gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm);
+#endif
+    return MPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, req);
+}
+
 /* MPI_Comm_idup. SMPI 3.32 does not implement it (it aborts the simulation): there the duplicate is made by the
  * blocking MPI_Comm_dup, which costs nothing a nonblocking one would save (a blocked simulated rank takes no
  * core), and the request is MPI_REQUEST_NULL (complete). */

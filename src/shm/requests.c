@@ -71,17 +71,37 @@ int pc_alltoall_wait(const struct pc_layout *layout, const void *in, void *out, 
     return pc_wait_layout(layout, 1, &req);
 }
 
+int pc_allgather_comm_wait(const struct pc_layout *layout, MPI_Comm comm, const void *in, void *out, int n,
+                           MPI_Datatype t, const char *what)
+{
+#if PC_MPI_SIMULATED
+    (void)layout;
+    int rc = MPI_Allgather(in, n, t, out, n, t, comm);
+    return rc == MPI_SUCCESS ? PLANCOLL_SUCCESS : pc_mpi_error(rc, what);
+#else
+    MPI_Request req;
+    int rc = MPI_Iallgather(in, n, t, out, n, t, comm, &req);
+    return rc == MPI_SUCCESS ? pc_wait_layout(layout, 1, &req) : pc_mpi_error(rc, what);
+#endif
+}
+
+int pc_allgather_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t,
+                      const char *what)
+{
+    return pc_allgather_comm_wait(layout, layout->comm, in, out, n, t, what);
+}
+
 int pc_bcast_wait(const struct pc_layout *layout, void *buf, int n, MPI_Datatype t, int root)
 {
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibcast(buf, n, t, root, layout->comm, &req));
+    PC_MPI_CHECK(pc_mpi_ibcast(buf, n, t, root, layout->comm, &req));
     return pc_wait_layout(layout, 1, &req);
 }
 
 int pc_barrier_wait(const struct pc_layout *layout)
 {
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Ibarrier(layout->comm, &req));
+    PC_MPI_CHECK(pc_mpi_ibarrier(layout->comm, &req));
     return pc_wait_layout(layout, 1, &req);
 }
 
@@ -96,7 +116,7 @@ void pc_agree_start(struct pc_agreement *a, const struct pc_layout *layout, int 
     for (int i = 0; i < n; i++) a->in[1 + i] = values[i];
     for (int i = 0; i <= n; i++) a->out[i] = 0;
     a->req = MPI_REQUEST_NULL;
-    a->post_rc = MPI_Iallreduce(a->in, a->out, 1 + n, MPI_UINT64_T, MPI_MAX, layout->comm, &a->req);
+    a->post_rc = pc_mpi_iallreduce(a->in, a->out, 1 + n, MPI_UINT64_T, MPI_MAX, layout->comm, &a->req);
     if (a->post_rc != MPI_SUCCESS) a->req = MPI_REQUEST_NULL;
 }
 

@@ -18,6 +18,14 @@ int pc_wait_layout(const struct pc_layout *layout, int n, MPI_Request *reqs);
 /* Collectives on the layout's communicator, nonblocking and waited with the wait policy. */
 int pc_allreduce_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t, MPI_Op op);
 int pc_alltoall_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t);
+/* An allgather of n elements per rank (what names it in an error); posted whatever happened before, so a rank that
+ * failed earlier still matches its peers' call. Under SimGrid SMPI the blocking MPI_Allgather: SMPI 3.32's
+ * MPI_Iallgather(v) crashes the simulator from about 96 ranks over several hosts (docs/smpi.md). */
+int pc_allgather_wait(const struct pc_layout *layout, const void *in, void *out, int n, MPI_Datatype t,
+                      const char *what);
+/* The same over comm, another communicator of the layout (its node or leaders' communicator). */
+int pc_allgather_comm_wait(const struct pc_layout *layout, MPI_Comm comm, const void *in, void *out, int n,
+                           MPI_Datatype t, const char *what);
 int pc_bcast_wait(const struct pc_layout *layout, void *buf, int n, MPI_Datatype t, int root);
 int pc_barrier_wait(const struct pc_layout *layout);
 

@@ -118,13 +118,12 @@ int pc_node_shm_alloc(struct pc_layout *L, size_t bytes, struct pc_node_shm *out
     MPI_Request req;
     int err;
     if (L->node_comm != MPI_COMM_NULL) {
-        PC_MPI_CHECK(MPI_Ibcast(node_obj, 2, MPI_LONG_LONG, 0, L->node_comm, &req));
+        PC_MPI_CHECK(pc_mpi_ibcast(node_obj, 2, MPI_LONG_LONG, 0, L->node_comm, &req));
         err = pc_wait_layout(L, 1, &req);
     } else {
         long long *all = malloc(sizeof(long long) * 2 * (size_t)L->size);
         if (!all) return pc_error(PLANCOLL_ERR_NOMEM, "node memory: %d ranks' names", L->size);
-        int rc = MPI_Iallgather(mine, 2, MPI_LONG_LONG, all, 2, MPI_LONG_LONG, L->comm, &req);
-        err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (node memory)");
+        err = pc_allgather_wait(L, mine, all, 2, MPI_LONG_LONG, "MPI_Iallgather (node memory)");
         int first = L->node_ranks[L->node_first[L->node_id]];
         node_obj[0] = all[2 * first];
         node_obj[1] = all[2 * first + 1];
@@ -147,7 +146,7 @@ int pc_node_shm_alloc(struct pc_layout *L, size_t bytes, struct pc_node_shm *out
      * the same decision everywhere. Node rank 0 unlinks once every rank has opened (the object lives on in the
      * mappings and vanishes with the last munmap: nothing is left in /dev/shm). */
     int ok = bytes == 0 || addr != MAP_FAILED, all_ok = 0;
-    PC_MPI_CHECK(MPI_Iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, L->comm, &req));
+    PC_MPI_CHECK(pc_mpi_iallreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, L->comm, &req));
     err = pc_wait_layout(L, 1, &req);
     if (L->node_rank == 0 && node_obj[1] >= 0) shm_unlink(name);
     if (!err && all_ok) {
@@ -299,7 +298,7 @@ static int segment_acquire(struct pc_layout *L, size_t min_bytes, int nflags, st
      * the same branch below (segment creation is collective over the communicator). */
     unsigned long long want[2] = {min_bytes, (unsigned long long)(nflags < 0 ? 0 : nflags)}, need[2];
     MPI_Request req;
-    PC_MPI_CHECK(MPI_Iallreduce(want, need, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req));
+    PC_MPI_CHECK(pc_mpi_iallreduce(want, need, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, L->comm, &req));
     err = pc_wait_layout(L, 1, &req);
     if (err) return err;
     struct pc_segment *seg = L->segment, *fresh = NULL;

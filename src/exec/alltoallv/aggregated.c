@@ -279,16 +279,14 @@ static int gather_counts(const struct plancoll_plan_s *plan, const struct pc_agg
         mine[P + j] = j == plan->rank ? 0 : (uint64_t)plan->recvcounts[j] * (uint64_t)plan->rtype.size;
     }
     MPI_Request req;
-    int rc = MPI_Iallgather(mine, 2 * P, MPI_UINT64_T, rows, 2 * P, MPI_UINT64_T, L->node_comm, &req);
-    int err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (node counts)");
+    int err = pc_allgather_comm_wait(L, L->node_comm, mine, rows, 2 * P, MPI_UINT64_T, "MPI_Iallgather (node counts)");
     if (!err) pc_agg_pair_row(g, L->node_id, rows, 2 * (size_t)P, row);
     if (!err && N == 1) pair[0] = row[0];
     if (!err && N > 1) {
         if (L->node_rank == 0) {
-            rc = MPI_Iallgather(row, N, MPI_UINT64_T, pair, N, MPI_UINT64_T, L->leader_comm, &req);
-            err = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Iallgather (node totals)");
+            err = pc_allgather_comm_wait(L, L->leader_comm, row, pair, N, MPI_UINT64_T, "MPI_Iallgather (node totals)");
         }
-        rc = MPI_Ibcast(pair, N * N, MPI_UINT64_T, 0, L->node_comm, &req);
+        int rc = pc_mpi_ibcast(pair, N * N, MPI_UINT64_T, 0, L->node_comm, &req);
         int err2 = rc == MPI_SUCCESS ? pc_wait_layout(L, 1, &req) : pc_mpi_error(rc, "MPI_Ibcast (node totals)");
         if (!err) err = err2;
     }
