@@ -34,7 +34,7 @@
 
 #include "bench_mpi.h"
 
-#define BATCH_SECONDS 0.020      /* docs/measurement.md: each timed batch lasts at least 20 ms */
+#define BATCH_SECONDS 0.020      /* docs/measurement.md: each timed batch lasts at least 20 ms (--batch-ms) */
 #define MIN_WARMUP 10            /* docs/measurement.md: at least 10 executions of warm-up */
 #define MIN_BATCHES 5            /* docs/measurement.md: median over 5 or more batches */
 #define MAX_BATCHES 101
@@ -57,6 +57,7 @@ struct options {
     size_t min_bytes, max_bytes;
     size_t factor;
     int min_iters, warmup, batches;
+    double batch_seconds; /* a timed batch lasts at least this long (BATCH_SECONDS; --batch-ms) */
     bool check, verbose, list;
     bool overlap;         /* --overlap: OSU's overlap method over the started forms (run_size_overlap) */
     bool progress_thread; /* --progress-thread: MPI_THREAD_MULTIPLE, and a plancoll column with the thread */
@@ -87,7 +88,7 @@ enum kind { KIND_PLANCOLL, KIND_BLOCKING, KIND_PERSISTENT, KIND_NONBLOCKING, KIN
 
 struct variant {
     enum kind kind;
-    char label[128];
+    char label[200];       /* "plancoll:" and a whole spec: specs run past 100 characters */
     plancoll_plan plan;      /* KIND_PLANCOLL */
     MPI_Request persistent;  /* KIND_PERSISTENT */
     int reps;                /* executions per timed sample: 1 except for memcpy */
@@ -103,7 +104,7 @@ struct variant {
 /* One row of the results, kept on rank 0 for the JSON file. */
 struct result {
     size_t bytes;
-    char impl[128];
+    char impl[200];
     double median_us, avg_us, min_us, max_us;
     long iterations;
     bool overlap; /* --overlap rows: the three medians and the overlap */
@@ -497,7 +498,7 @@ static void add_variant(struct variant *vs, int *n, enum kind kind, const char *
 
 /* ---- Measurement -------------------------------------------------------------------------------------- */
 
-/* Warm-up, then choose how many samples make a batch of at least BATCH_SECONDS. Every rank must execute a
+/* Warm-up, then choose how many samples make a batch of at least the batch time (--batch-ms). Every rank must execute a
  * collective the same number of times, so the per-iteration estimate is agreed with MAX before use. */
 static void calibrate(struct bench *b, struct variant *v, const struct problem *pb)
 {
@@ -529,7 +530,7 @@ static void calibrate(struct bench *b, struct variant *v, const struct problem *
     v->reps = 1;
     if (v->kind == KIND_MEMCPY && tmax < MEMCPY_SAMPLE_SECONDS) v->reps = (int)(MEMCPY_SAMPLE_SECONDS / tmax) + 1;
     double per_sample = tmax * v->reps;
-    double want = BATCH_SECONDS / per_sample + 1;
+    double want = b->opt->batch_seconds / per_sample + 1;
     long samples = want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
     if (samples < b->opt->min_iters) samples = b->opt->min_iters;
     if (samples > MAX_SAMPLES) samples = MAX_SAMPLES;
@@ -559,11 +560,12 @@ static void time_batch(struct bench *b, struct variant *v, const struct problem 
     v->batch_mean[batch] = sum / v->samples;
     /* The machine is shared, so the calibration can be off by far: steer the next batch back to its target
      * duration. Every rank computes this from the same reduced data, so the counts stay equal. */
+    const double batch_s = b->opt->batch_seconds;
     double elapsed = sum * v->reps, target = 0;
-    if (elapsed < BATCH_SECONDS)
-        target = 1.25 * BATCH_SECONDS;
-    else if (elapsed > 4 * BATCH_SECONDS)
-        target = 2 * BATCH_SECONDS;
+    if (elapsed < batch_s)
+        target = 1.25 * batch_s;
+    else if (elapsed > 4 * batch_s)
+        target = 2 * batch_s;
     if (target > 0) {
         double want = v->samples * target / (elapsed > 0 ? elapsed : 1e-9) + 1;
         long samples = want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
@@ -719,7 +721,7 @@ static bool write_json(const struct bench *b, enum collective coll, const char *
     json_string(f, b->mpi_library);
     fprintf(f, ",\n  \"protocol\": {\"warmup\": %d, \"batches\": %d, \"min_batch_ms\": %g, \"min_iterations\": %d, "
                "\"statistic\": \"median over batches of the batch mean of per-iteration max over ranks\"}",
-            o->warmup, o->batches, BATCH_SECONDS * 1e3, o->min_iters);
+            o->warmup, o->batches, o->batch_seconds * 1e3, o->min_iters);
     fprintf(f, ",\n  \"load_average\": {\"start\": %.2f, \"end\": %.2f}", b->load_start, load_average());
     fprintf(f, ",\n  \"planner_rigor\": \"%s\"", o->rigor_name);
     if (o->overlap)
@@ -812,8 +814,8 @@ static void make_plancoll_variants(struct bench *b, struct problem *pb, struct v
     }
     if (nnames == 0) {
         /* the planner's own choice: planned again so the timed plan is exactly what a user gets */
-        char label[96];
-        snprintf(label, sizeof label, "plancoll:%.80s", estimate_choice);
+        char label[200];
+        snprintf(label, sizeof label, "plancoll:%.180s", estimate_choice);
         add_variant(vs, nv, KIND_PLANCOLL, label);
         int rc = plan_with_algorithm(b, pb, NULL, &vs[*nv - 1].plan);
         if (rc != PLANCOLL_SUCCESS) {
@@ -833,7 +835,7 @@ static void make_plancoll_variants(struct bench *b, struct problem *pb, struct v
         if (planner && rc == PLANCOLL_SUCCESS && plancoll_plan_spec(plan, spec, sizeof spec) != PLANCOLL_SUCCESS)
             snprintf(spec, sizeof spec, "?");
         if (planner) snprintf(label, sizeof label, "plancoll:planner=%.150s", spec);
-        else snprintf(label, sizeof label, "plancoll:%.80s", names[i]);
+        else snprintf(label, sizeof label, "plancoll:%.180s", names[i]);
         add_variant(vs, nv, KIND_PLANCOLL, label);
         vs[*nv - 1].plan = plan;
         if (rc == PLANCOLL_ERR_INAPPLICABLE) {
@@ -1057,7 +1059,7 @@ static void overlap_calibrate(struct bench *b, struct overlap_impl *im, enum ove
     bench_allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, b->comm);
     if (tmax < 1e-9) tmax = 1e-9;
     struct variant *v = &im->phase[phase];
-    double want = BATCH_SECONDS / tmax + 1;
+    double want = b->opt->batch_seconds / tmax + 1;
     long samples = want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
     if (samples < b->opt->min_iters) samples = b->opt->min_iters;
     v->reps = 1;
@@ -1087,7 +1089,8 @@ static void overlap_batch(struct bench *b, struct overlap_impl *im, enum overlap
     v->n += v->samples;
     v->iterations += v->samples;
     v->batch_mean[batch] = sum / v->samples;
-    double target = sum < BATCH_SECONDS ? 1.25 * BATCH_SECONDS : sum > 4 * BATCH_SECONDS ? 2 * BATCH_SECONDS : 0;
+    const double batch_s = b->opt->batch_seconds;
+    double target = sum < batch_s ? 1.25 * batch_s : sum > 4 * batch_s ? 2 * batch_s : 0;
     if (target > 0) {
         double want = v->samples * target / (sum > 0 ? sum : 1e-9) + 1;
         long samples = want > MAX_SAMPLES ? MAX_SAMPLES : (long)want;
@@ -1287,7 +1290,7 @@ static void run_collective(struct bench *b, enum collective coll, size_t min_byt
         printf("# warm-up %d, %d alternating batches of >= %.0f ms; time per iteration = max over ranks; "
                "median = median of batch means;\n"
                "# times in us; iters = timed iterations over all batches; ratios are of medians%s\n",
-               o->warmup, o->batches, BATCH_SECONDS * 1e3, o->check ? "; results validated (-c)" : "");
+               o->warmup, o->batches, o->batch_seconds * 1e3, o->check ? "; results validated (-c)" : "");
         if (!o->overlap)
             printf("# %8s  %-38s %10s %10s %10s %10s %9s %9s %9s %9s\n", "bytes", "implementation", "median", "avg",
                    "min", "max", "iters", "/bestMPI", "/blocking", "/memcpy");
@@ -1332,6 +1335,8 @@ static void usage(FILE *f)
             "                   (defaults 8:1M, allreduce 8:4M; with no collective given 8:8K for all three)\n"
             "  -f FACTOR        size step (default 4: powers of 4 from MIN; MAX is always included)\n"
             "  -i ITER          minimum iterations per batch (batches last >= 20 ms anyway; default 10)\n"
+            "  --batch-ms MS    the least a timed batch lasts (default 20; 0: -i iterations only, e.g. under\n"
+            "                   SMPI, whose clock is simulated and noiseless, docs/scale-validate.md)\n"
             "  -x WARMUP        warm-up executions per implementation and size (default and minimum 10)\n"
             "  -b BATCHES       timed batches per implementation and size (default and minimum 5)\n"
             "  -c               validate every implementation at every size (exit 1 on any failure)\n"
@@ -1387,6 +1392,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
     o->min_iters = 10;
     o->warmup = MIN_WARMUP;
     o->batches = MIN_BATCHES;
+    o->batch_seconds = BATCH_SECONDS;
     o->pattern = PATTERN_UNIFORM;
     o->rigor = PLANCOLL_ESTIMATE;
     o->rigor_name = "ESTIMATE";
@@ -1396,7 +1402,7 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         {"list", no_argument, NULL, 'l'},          {"config", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},          {"heap", no_argument, NULL, 'H'},
         {"overlap", no_argument, NULL, 'O'},       {"progress-thread", no_argument, NULL, 'T'},
-        {"overlap-plan", no_argument, NULL, 'Y'},
+        {"overlap-plan", no_argument, NULL, 'Y'},  {"batch-ms", required_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -1420,6 +1426,14 @@ static const char *parse_options(int argc, char **argv, struct options *o)
         case 'O': o->overlap = true; break;
         case 'T': o->progress_thread = true; break;
         case 'Y': o->overlap_plan = true; break;
+        case 'B': {
+            char *end = NULL;
+            errno = 0;
+            double ms = strtod(optarg, &end);
+            if (errno || end == optarg || *end || !(ms >= 0 && ms <= 60e3)) return "--batch-ms wants 0 to 60000 ms";
+            o->batch_seconds = ms * 1e-3;
+            break;
+        }
         case 'i':
             if (!parse_int(optarg, &o->min_iters) || o->min_iters < 1) return "-i wants a positive integer";
             break;

@@ -7,7 +7,7 @@
 # (commands.txt), and bench/results/scale/validate-<config>.json with its table (.txt) by bench/scale/compare.py.
 #
 # usage: bench/scale/validate-here.sh CONFIG [STAGE...]
-#   CONFIG   2n4p-tcp | 2n2p-tcp | 3n6p-tcp (needs machines/this-CONFIG.machine and
+#   CONFIG   2n1p-tcp | 2n2p-tcp | 2n4p-tcp | 3n6p-tcp (needs machines/this-CONFIG.machine and
 #            bench/results/scale/calibration-CONFIG.wisdom)
 #   STAGE    predict measure simulate simulate-mpi table (default: all five, in that order); simulate-mpi runs
 #            MPI's own collectives alone (bench/scale/mpi-coll-sim.c, built here with smpicc) on the same platform:
@@ -17,7 +17,7 @@
 #   COLLECTIVES    default "alltoall alltoallv:uniform allreduce"
 #   PLANCOLL_BENCH the real binary (default build/bench/plancoll-bench, an MPICH build: meson setup build -Dmpi=mpich)
 #   PLANCOLL_PREDICT default build/predict/plancoll-predict
-#   SMPI_BENCH     plancoll-bench built with smpicc (default build-smpi/bench/plancoll-bench); simulate is skipped
+#   SMPI_BENCH     plancoll-bench built with smpicc (default build-smpi/bench/smpi/plancoll-bench); simulate is skipped
 #                  with a note when it is absent
 #   SMPI_FLAGS     extra smpirun flags (default below: cheap polls, MPICH's collective selection)
 #   BENCH_TIMEOUT  seconds per run (default 600)
@@ -49,7 +49,7 @@ sizes=${SIZES:-64,1024,16384,262144}
 collectives=${COLLECTIVES:-alltoall alltoallv:uniform allreduce}
 bench=${PLANCOLL_BENCH:-$root/build/bench/plancoll-bench}
 predict=${PLANCOLL_PREDICT:-$root/build/predict/plancoll-predict}
-smpi_bench=${SMPI_BENCH:-$root/build-smpi/bench/plancoll-bench}
+smpi_bench=${SMPI_BENCH:-$root/build-smpi/bench/smpi/plancoll-bench}
 timeout_s=${BENCH_TIMEOUT:-600}
 # smpi/test, smpi/iprobe: SMPI injects 100 us per MPI_Test/MPI_Iprobe by default, growing with every failed call,
 # which would mis-time every polling wait (issue 20): 0.1 us, not growing. coll-selector mpich: MPI's own collectives
@@ -144,14 +144,17 @@ run_bench() { # measure|simulate
                      "${args[@]}" -a "$specs" --json "$json")
             else
                 # shellcheck disable=SC2086
+                # --batch-ms 0: the simulated clock has no noise to average out, and batches of 20 simulated ms
+                # (the real protocol) cost minutes of simulation per algorithm; 5 batches of 10 iterations
                 cmd=(flock -s /tmp/plancoll-quiet.lock timeout --kill-after=10 "$timeout_s" smpirun
                      -platform "$out/platform.xml" -hostfile "$out/platform.hosts" -np $((nodes * ppn))
-                     $pflags $smpi_flags "$smpi_bench" "${args[@]}" -a "$specs" --json "$json")
+                     $pflags $smpi_flags "$smpi_bench" "${args[@]}" --batch-ms 0 -i 10 -a "$specs" --json "$json")
             fi
             if [ "$mode" = measure ]; then
                 local idle
                 idle=$(wait_quiet)
-                record "host idle before the run: ${idle}% (${idle}% < 90: not quiet, timed anyway)"
+                if [ "$idle" -ge 90 ]; then record "host idle before the run: ${idle}%"
+                else record "host idle before the run: ${idle}% (< 90%: not quiet after ${QUIET_WAIT:-300} s, timed anyway)"; fi
             fi
             record "${cmd[*]}"
             echo "== $mode $config $sig" >&2
