@@ -7,7 +7,8 @@ union of their top --top specs, the single leader's best and MPI's own collectiv
 bench/scale/sim-vs-predict.sh (same program, flags and node-work setting for all), and each predictor's choice is
 judged against the fastest simulated spec: regret = simulated time of its choice / the best simulated time.
 
-  bench/scale/regret-sim.py --machine machines/dpml-cluster-b.machine --draw 6 --seed S --before OLD --after NEW \\
+  bench/scale/regret-sim.py --machine machines/dpml-cluster-b.machine (--draw 6 --seed S | --cases 4:1024,...) \\
+      --before OLD --after NEW \\
       --program build-smpi/bench/smpi/sim-collective --smpi-flags "..." [--node-work model] --out DIR
 
 Writes DIR/draw.json (the seed and the cases), DIR/sim-<machine>-draw.jsonl (sim-vs-predict's lines),
@@ -58,7 +59,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--machine", required=True)
     ap.add_argument("--draw", type=int, default=6)
-    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=None, help="the draw's seed (or --cases)")
+    ap.add_argument("--cases", default=None, help="a fixed list instead of a draw: NODES:DOUBLES,...")
     ap.add_argument("--nodes", default="2,4,8,16")
     ap.add_argument("--max-count", type=int, default=524288)
     ap.add_argument("--before", required=True, help="plancoll-predict of the model before the change")
@@ -74,8 +76,13 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     mname = machine_field(a.machine, "name")
     ppn = int(machine_field(a.machine, "cores_per_node"))
-    cases = draw_cases(a.seed, a.draw, [int(x) for x in a.nodes.split(",")], a.max_count)
-    json.dump({"machine": a.machine, "seed": a.seed, "nodes": a.nodes, "max_count": a.max_count, "cases": cases,
+    if a.cases:
+        cases = [{"nodes": int(c.split(":")[0]), "count": int(c.split(":")[1])} for c in a.cases.split(",")]
+    elif a.seed is not None:
+        cases = draw_cases(a.seed, a.draw, [int(x) for x in a.nodes.split(",")], a.max_count)
+    else:
+        ap.error("give --seed (a random draw) or --cases")
+    json.dump({"machine": a.machine, "seed": a.seed, "fixed_cases": a.cases, "nodes": a.nodes, "max_count": a.max_count, "cases": cases,
                "node_work": a.node_work}, open(os.path.join(a.out, "draw.json"), "w"), indent=1)
     jsonl = os.path.join(a.out, f"sim-{mname}-draw.jsonl")
     picks = []
@@ -97,9 +104,20 @@ def main():
         picks.append({"case": c, "estimate": est, "specs": specs})
         if a.table_only:
             continue
+        # specs this directory already simulated for the case (an earlier run, another pair of predictors) are not
+        # run again: a simulated time does not depend on the model that picked the spec
+        done = set()
+        if os.path.exists(jsonl):
+            for line in open(jsonl):
+                r = json.loads(line)
+                if r.get("status") == "ok" and r["nodes"] == N and r["case"] == f"allreduce:{count}":
+                    done.add(r["impl"])
+        todo = [x for x in specs + ["mpi"] if x not in done]
+        if not todo:
+            continue
         cmd = [os.path.join(here, "sim-vs-predict.sh"), "--machine", a.machine, "--nodes", str(N), "--ppn", str(ppn),
                "--program", a.program, "--smpi-flags", a.smpi_flags, "--node-work", a.node_work, "--out", a.out,
-               "--tag", "draw", "--timeout", a.timeout, "--impl", ",".join(specs + ["mpi"]), f"allreduce:{count}"]
+               "--tag", "draw", "--timeout", a.timeout, "--impl", ",".join(todo), f"allreduce:{count}"]
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=False)
     sims = {}
@@ -108,7 +126,8 @@ def main():
             r = json.loads(line)
             if r.get("status") == "ok" and r.get("simulated_us") is not None:
                 sims[(r["nodes"], int(r["case"].split(":")[1]), r["impl"])] = r["simulated_us"]
-    out = [f"# Regret by simulation, {mname}, seed {a.seed}, node work {a.node_work}", "",
+    what = f"seed {a.seed}" if not a.cases else f"cases {a.cases}"
+    out = [f"# Regret by simulation, {mname}, {what}, node work {a.node_work}", "",
            "Simulated us; `best` is the fastest simulated of the specs run (both models' top "
            f"{a.top}, their choices, the single leader's best); regret = choice / best.", "",
            "| nodes x ppn | doubles | before: choice | sim | regret | after: choice | sim | regret | best | sim |"
@@ -141,6 +160,28 @@ def main():
             gm = math.exp(sum(math.log(x) for x in r) / len(r))
             out.append(f"- {tag}: {len(r)} cases, regret geometric mean {gm:.3f}, worst {max(r):.2f}, "
                        f"within 1.10: {sum(x <= 1.10 for x in r)}")
+    # The after model's prediction of every simulated spec: where both price node-local work alike (--node-work
+    # model), what is left between them is the schedule
+    ratios = []
+    out += ["", "Simulated over predicted (after model), every plancoll spec simulated:", "",
+            "| nodes x ppn | doubles | spec | predicted | simulated | sim / pred |", "|---|---|---|---|---|---|"]
+    for p in picks:
+        N, count = p["case"]["nodes"], p["case"]["count"]
+        path = os.path.join(a.out, f"predict-after-{mname}-{N}x{count}.json")
+        if not os.path.exists(path):
+            continue
+        pred = {r["spec"]: r["predicted_us"] for r in json.load(open(path))["results"]}
+        for spec in p["specs"]:
+            t = sims.get((N, count, spec))
+            if t is None or spec not in pred or pred[spec] <= 0:
+                continue
+            ratios.append(t / pred[spec])
+            out.append(f"| {N} x {ppn} | {count} | {short(spec)} | {pred[spec]:.1f} | {t:.1f} | {t / pred[spec]:.2f} |")
+    if ratios:
+        ratios.sort()
+        med = ratios[len(ratios) // 2]
+        out += ["", f"- {len(ratios)} specs: sim / pred median {med:.2f}, within 25%: "
+                f"{sum(0.8 <= r <= 1.25 for r in ratios)}, within 2x: {sum(0.5 <= r <= 2 for r in ratios)}"]
     text = "\n".join(out) + "\n"
     open(os.path.join(a.out, f"regret-{mname}.md"), "w").write(text)
     print(text)

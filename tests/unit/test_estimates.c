@@ -850,6 +850,12 @@ static void test_allreduce_hierarchical_two_nodes(void **state)
     const double pipe_network = pc_dpml_pipeline_estimate(&p, PC_DPML_INTER_RD, 0.0, 8, 512, 2, &hm);
     if (fabs(pipe_reduce - 105.28) > 1e-9 || fabs(pipe_network - 17.74) > 1e-9)
         fail_msg("dpml pipeline: %.9f and %.9f us, by hand 105.28 and 17.74", pipe_reduce, pipe_network);
+    /* Without injection gaps (g = 0) the network's view drops to 12.192 + 2.048 = 14.24 and the leader's core
+     * rules: one exchange 5.28 and 7 more exchanges' calls and reductions (1.756 each), 17.572 */
+    hm.g_us = 0;
+    const double pipe_core = pc_dpml_pipeline_estimate(&p, PC_DPML_INTER_RD, 0.0, 8, 512, 2, &hm);
+    if (fabs(pipe_core - 17.572) > 1e-9) fail_msg("dpml pipeline, core-bound: %.9f us, by hand 17.572", pipe_core);
+    hm.g_us = 0.5;
     /* With a protocol switch between the 512 B and 4 KiB samples (the rendezvous regime from 3 KiB) and a start-up
      * of 10 us above it, each message after the first of a round waits for its own handshake. Sub-partitions of
      * 4 KiB, nothing to reduce: net_posted(2, 8, 4096) = net_concurrent(2, 32768) + 7 g = 2 (2 + 32.768) + 10 + 3.5

@@ -241,12 +241,20 @@ double pc_dpml_pipeline_estimate(const struct pc_problem *p, int inter, double t
     /* The last sub-partition's exchange cannot start before the whole partition is reduced, and then runs alone */
     double last = t_comp + pc_dpml_inter_estimate(p, inter, h, bytes, leaders, 1, m);
     /* From the first sub-partition's reduction on, the started exchanges move along together (progress_exchanges
-     * tests every one in flight): each round a leader posts the k exchanges' messages to its partner at once
-     * (net_posted: their bytes share the leader's link, their start-ups follow one gap apart) and reduces what
-     * arrived one sub-partition after another. Not k independent exchanges' latencies one after another (what the
-     * model charged before: simulated networks overlap them, docs/scale-planner.md), nor k l ranks' messages at
-     * once (net_concurrent(k l): one leader's messages to one partner share its link and its connection). */
-    double flight = t_comp / k + pc_dpml_inter_estimate(p, inter, h, bytes, leaders, (int)k, m);
+     * tests every one in flight). Two views of their flight, the slower one rules:
+     *  - the network's: each round a leader posts the k exchanges' messages to its partner at once (net_posted:
+     *    their bytes share the leader's link, their start-ups follow one gap apart; in the rendezvous regime each
+     *    also waits for its own handshake, allreduce/common.c) and reduces the k sub-partitions that arrived;
+     *  - the leader's core: one exchange's time, and for each further exchange its calls (posting, testing,
+     *    completing each message: 3 o) and reductions, one after another.
+     * Not k independent exchanges one after another (what the model charged before: k latencies, where the
+     * simulated network overlaps them), nor k l ranks' messages at once (one leader's messages to one partner
+     * share its link, its connection and its core). Under SMPI the core's view is what separates 2 from 8
+     * sub-partitions of small vectors: 0.24 us a sub-partition at 2 x 28 ranks of [DPML17]-B, its per-message
+     * send and receive overheads (docs/scale-planner.md). */
+    double network = pc_dpml_inter_estimate(p, inter, h, bytes, leaders, (int)k, m);
+    double core = pc_dpml_inter_estimate(p, inter, h, bytes, leaders, 1, m) + (k - 1) * inter_busy(p, inter, h, bytes, m);
+    double flight = t_comp / k + (network > core ? network : core);
     return last > flight ? last : flight;
 }
 
