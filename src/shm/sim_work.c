@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
+#include <simgrid/actor.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <smpi/smpi.h>
 
@@ -48,10 +51,42 @@ int pc_sim_work_setting(void)
     return PLANCOLL_SUCCESS;
 }
 
+/* The node's memory, when the platform has one: a host named "mem-" and this rank's host (machines/make-platform.py
+ * --memory), whose speed is the node's memory bandwidth in bytes a second. Looked up once per rank. */
+static sg_host_t memory_host;
+static bool memory_looked_up;
+
+static sg_host_t node_memory(void)
+{
+    if (!memory_looked_up) {
+        memory_looked_up = true;
+        char name[256];
+        snprintf(name, sizeof name, "mem-%s", sg_host_get_name(sg_host_self()));
+        memory_host = sg_host_by_name(name);
+    }
+    return memory_host;
+}
+
 void pc_sim_work(enum pc_sim_work_kind kind, size_t bytes)
 {
     if (!rates_read) (void)pc_sim_work_setting(); /* work before any plan (the node-shared allocator) */
     double seconds = seconds_per_byte[kind == PC_SIM_REDUCE] * (double)bytes;
-    /* as flops at the simulated core's speed: smpi_execute(seconds) drops anything below smpi/cpu-threshold */
-    if (seconds > 0) smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+    if (!(seconds > 0)) return;
+    /* A copy runs on the node's memory when the platform has one; a reduction on the rank's core, as the model
+     * prices them (a reduction at one core's rate whatever the node's other ranks do) */
+    sg_host_t memory = kind == PC_SIM_COPY ? node_memory() : NULL;
+    if (!memory) { /* as flops at the simulated core's speed: smpi_execute(seconds) drops anything below
+                    * smpi/cpu-threshold */
+        smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+        return;
+    }
+    /* On the node's memory, shared with the node's other ranks' copies: `bytes` at most one core's copy rate
+     * alone, and a share of the node's bandwidth when more copy at once (SimGrid's max-min sharing of the host):
+     * the model's min(shm_bw, node_bw / tau) (src/planner/machine.c) */
+    const double copy_bps = 1.0 / seconds_per_byte[0];
+    sg_exec_t exec = sg_actor_exec_init((double)bytes);
+    sg_exec_set_host(exec, memory);
+    sg_exec_set_bound(exec, copy_bps);
+    sg_exec_start(exec);
+    sg_exec_wait(exec);
 }
