@@ -25,8 +25,9 @@
 # --smpi-flags: more smpirun flags (the plancoll SMPI build's: privatization of its library, its polling options).
 # --node-work model: plancoll's copies and reductions advance the simulated clock at the machine file's rates
 # (PLANCOLL_SIM_COPY_GBPS = shm_bandwidth_GBps, PLANCOLL_SIM_REDUCE_GBPS = reduce_GBps, else a third of the copy
-# rate: the defaults of docs/machines.md), each rank alone (src/shm/sim_work.h); `none` (default) leaves them free
-# unless smpi/simulate-computation times them on this host. MPI's own collectives are not charged either way.
+# rate: the defaults of docs/machines.md), the copies of a node sharing its memory bandwidth (the platform made with
+# make-platform.py --memory; src/shm/sim_work.h); `none` (default) leaves them free unless
+# smpi/simulate-computation times them on this host. MPI's own collectives are not charged either way.
 #
 # Once a (case, implementation) times out, its larger node counts are skipped (recorded as status "skipped").
 # Each simulation holds /tmp/plancoll-quiet.lock shared (HELPERS.md: never beside a timing on the real machine);
@@ -113,7 +114,9 @@ IFS=, read -ra impl_list <<<"$impls"
 for N in "${node_list[@]}"; do
     P=$((N * ppn))
     plat=$out/platforms/$mname-${N}x$ppn.xml
-    flags=$(python3 "$here/machines/make-platform.py" "$machine" --nodes "$N" --ppn "$ppn" -o "$plat" 2>/dev/null) || exit 2
+    memory_flag=
+    [ "$node_work" = model ] && memory_flag=--memory
+    flags=$(python3 "$here/machines/make-platform.py" "$machine" --nodes "$N" --ppn "$ppn" -o "$plat" $memory_flag 2>/dev/null) || exit 2
     for c in "${cases[@]}"; do
         coll=${c%%:*} size=${c#*:}
         for impl in "${impl_list[@]}"; do
