@@ -7,8 +7,9 @@
  * with PLANCOLL_SIM_COPY_GBPS and PLANCOLL_SIM_REDUCE_GBPS set (sim-vs-predict.sh --node-work model sets them from
  * the machine file, the rates plancoll-predict uses) every memcpy, memmove, streaming copy and reduction of the
  * library also advances the calling rank's simulated clock by bytes / rate. Unset, nothing is charged (as before).
- * Each rank is charged alone: the memory of a simulated node has no shared bandwidth (docs/smpi.md says what
- * follows). The local transposes of src/transpose are not charged.
+ * A copy runs on the node's memory when the platform gives it one (a host "mem-" + the rank's host, made by
+ * machines/make-platform.py --memory), so that the node's concurrent copies share its bandwidth; a reduction runs
+ * on the rank's core. The local transposes of src/transpose are not charged (docs/smpi.md "Node-local work").
  *
  * In every other build this header defines nothing but the no-op forms, and PLANCOLL_SIM_* are not read. */
 #ifndef PC_SHM_SIM_WORK_H
