@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_mpi.h"
+#include "bench_stats.h"
 
 #define BENCH_BATCH_SECONDS 0.020
 #define BENCH_MAX_BATCHES 101
@@ -117,12 +118,6 @@ static inline void bench_time_batch(struct bench_timer *t, struct bench_series *
     /* keep batches near their target length on a shared machine (same reduced data on every rank) */
     if (sum < BENCH_BATCH_SECONDS || sum > 4 * BENCH_BATCH_SECONDS)
         s->samples = bench_iterations_for(1.5 * BENCH_BATCH_SECONDS, sum / s->samples);
-}
-
-static inline int bench_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* The median over the first `batches` batch means (sorts them). */

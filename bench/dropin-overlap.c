@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
+
 /* MPICH 4.0.2 over UCX tcp hangs in MPI_Finalize in about half of multi-clique runs (with or without plancoll):
  * once the results are printed, a watchdog ends that hang. */
 static int exit_code;
@@ -39,16 +41,6 @@ static void compute(double seconds) {
     while (now() < end)
         for (int k = 0; k < 1000; k++) acc += k * 1e-9;
     sink = acc;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Mean seconds per iteration of `reps` iterations, max over ranks. kind 0: start+wait, 1: compute, 2: all three. */
@@ -101,7 +93,7 @@ int main(int argc, char **argv) {
             cpu[b] = timed(&req, 1, reps, compute_s);
             total[b] = timed(&req, 2, reps, compute_s);
         }
-        double tp = median(pure, batches), tc = median(cpu, batches), tt = median(total, batches);
+        double tp = bench_median(pure, batches), tc = bench_median(cpu, batches), tt = bench_median(total, batches);
         double overlap = 100.0 * (1.0 - (tt - tc) / tp);
         overlap = overlap < 0 ? 0 : overlap > 100 ? 100 : overlap;
         if (me == 0)

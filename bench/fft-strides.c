@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_stats.h"
+
 #define RUNS 21
 
 static double now(void)
@@ -26,12 +28,6 @@ static double now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static fftw_complex *src_for_copy, *dst_for_copy;
@@ -46,7 +42,7 @@ static double median_ms(fftw_plan plan)
         else memcpy(dst_for_copy, src_for_copy, copy_bytes);
         t[k] = now() - t0;
     }
-    qsort(t, RUNS, sizeof t[0], cmp_double);
+    qsort(t, RUNS, sizeof t[0], bench_cmp_double);
     return t[RUNS / 2] * 1e3;
 }
 

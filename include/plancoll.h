@@ -401,6 +401,9 @@ PLANCOLL_API int plancoll_free(void *ptr);
  *     than 0 or 1 is PLANCOLL_ERR_ENV. The trade-off: the thread spends a core polling while a plan is active, and
  *     MPI_THREAD_MULTIPLE makes every MPI call take MPICH's lock; with as many ranks as cores (or more: the test
  *     machine has 2 cores) the thread competes with the ranks for the cores it is meant to spare.
+ * PLANCOLL_SIM_COPY_GBPS=R, PLANCOLL_SIM_REDUCE_GBPS=R   read only in a build for SimGrid's SMPI (docs/smpi.md):
+ *     every copy and reduction the library makes advances the calling rank's simulated clock by bytes / R GB/s.
+ *     Read at each plan creation; unset, nothing is charged; not a positive number: PLANCOLL_ERR_ENV on every rank.
  */
 
 #ifdef __cplusplus

@@ -194,7 +194,7 @@ def gbps(x):
     return f"{x:.9g}GBps"
 
 
-def platform_xml(m, nodes):
+def platform_xml(m, nodes, memory=False):
     """The platform: one host per node (cores_per_node cores of core_gflops), a private full-duplex link per node
     into the network, a loopback link per node for messages between its ranks."""
     kind, topo = parse_topology(m["net_topology"])
@@ -226,18 +226,28 @@ def platform_xml(m, nodes):
         raise MachineError(f"--nodes {nodes}: the topology {m['net_topology']} has only {hosts} nodes")
     link_latency = route_latency / links_per_route
     loopback_latency = m["shm_latency_us"] - 2 * o_smpi
+    cluster = (f'<cluster id={quoteattr(m["name"])} prefix="node-" radical="0-{hosts - 1}" suffix=""'
+               f' speed="{m["core_gflops"]:.9g}Gf" core="{m["cores_per_node"]}"'
+               f' bw="{gbps(m["net_bandwidth_GBps"])}" lat="{us(link_latency)}" sharing_policy="SPLITDUPLEX"'
+               f' loopback_bw="{gbps(m["shm_msg_bandwidth_GBps"])}" loopback_lat="{us(loopback_latency)}"'
+               f'{topology}{extra}/>')
     lines = [
         "<?xml version='1.0'?>",
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
         f"<!-- made by machines/make-platform.py from machine {m['name']} for {nodes} nodes: the numbers and",
         "     their sources are in the machine file; do not edit, regenerate -->",
         '<platform version="4.1">',
-        f'  <cluster id={quoteattr(m["name"])} prefix="node-" radical="0-{hosts - 1}" suffix=""'
-        f' speed="{m["core_gflops"]:.9g}Gf" core="{m["cores_per_node"]}"'
-        f' bw="{gbps(m["net_bandwidth_GBps"])}" lat="{us(link_latency)}" sharing_policy="SPLITDUPLEX"'
-        f' loopback_bw="{gbps(m["shm_msg_bandwidth_GBps"])}" loopback_lat="{us(loopback_latency)}"{topology}{extra}/>',
-        "</platform>",
     ]
+    if memory:
+        # Each node's memory as a host of its own: speed = node_memory_bandwidth_GBps in bytes a second (one flop a
+        # byte), on which plancoll's charged copies run (src/shm/sim_work.c), each bounded by one core's rate, so
+        # that a node's concurrent copies share its bandwidth. No rank runs there and no message goes there.
+        lines += ['  <zone id="platform" routing="Full">', "    " + cluster, '    <zone id="memory" routing="None">']
+        lines += [f'      <host id="mem-node-{i}" speed="{m["node_memory_bandwidth_GBps"]:.9g}Gf"/>' for i in range(hosts)]
+        lines += ["    </zone>", "  </zone>"]
+    else:
+        lines.append("  " + cluster)
+    lines.append("</platform>")
     return "\n".join(lines) + "\n", hosts
 
 
@@ -299,6 +309,9 @@ def main(argv):
     ap.add_argument("-o", "--output", required=True, help="platform XML to write")
     ap.add_argument("--hostfile", help="hostfile to write (default: the platform's name with .hosts)")
     ap.add_argument("--cfg-file", help="also write the --cfg flags there, one per line")
+    ap.add_argument("--memory", action="store_true",
+                    help="add a host per node for its memory (mem-node-I, node_memory_bandwidth_GBps), on which "
+                         "plancoll charges its copies when PLANCOLL_SIM_COPY_GBPS is set (docs/smpi.md)")
     args = ap.parse_args(argv)
     try:
         with open(args.machine, encoding="utf-8") as f:
@@ -315,7 +328,7 @@ def main(argv):
             print(f"make-platform: note: net_overhead_us {m['net_overhead_us']} is more than half of shm_latency_us "
                   f"{m['shm_latency_us']}: SMPI's per-message overhead is capped at {m['shm_latency_us'] / 2:.6g} us and "
                   "the rest of 2 o goes into the network route's latency", file=sys.stderr)
-        xml, _ = platform_xml(m, args.nodes)
+        xml, _ = platform_xml(m, args.nodes, args.memory)
         factor = large_factor(m)
         o_smpi, _ = overheads(m)
         loopback_extra = (m["shm_latency_us"] - 2 * o_smpi) * (factor - 1) if factor else 0

@@ -17,20 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench_stats.h"
+
 #define BATCHES 15
 #define REPS 20
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int main(int argc, char **argv)
 {
@@ -92,7 +82,7 @@ int main(int argc, char **argv)
             }
         }
         if (rank == 0) {
-            double o = median(one, BATCHES), w = median(both, BATCHES);
+            double o = bench_median(one, BATCHES), w = bench_median(both, BATCHES);
             printf("%10ld %11.2f %11.2f %13.2f\n", bytes, o, w, w / o);
             fflush(stdout);
         }

@@ -23,6 +23,11 @@
 # against plancoll's SMPI build with -DWITH_PLANCOLL; `estimate` runs the planner's own ESTIMATE choice. Default mpi.
 # --program: without it, sim-collective.c is compiled with smpicc into OUT/bin (MPI's collectives only).
 # --smpi-flags: more smpirun flags (the plancoll SMPI build's: privatization of its library, its polling options).
+# --node-work model: plancoll's copies and reductions advance the simulated clock at the machine file's rates
+# (PLANCOLL_SIM_COPY_GBPS = shm_bandwidth_GBps, PLANCOLL_SIM_REDUCE_GBPS = reduce_GBps, else a third of the copy
+# rate: the defaults of docs/machines.md), the copies of a node sharing its memory bandwidth (the platform made with
+# make-platform.py --memory; src/shm/sim_work.h); `none` (default) leaves them free unless
+# smpi/simulate-computation times them on this host. MPI's own collectives are not charged either way.
 #
 # Once a (case, implementation) times out, its larger node counts are skipped (recorded as status "skipped").
 # Each simulation holds /tmp/plancoll-quiet.lock shared (HELPERS.md: never beside a timing on the real machine);
@@ -40,6 +45,7 @@ iters=3
 timeout_s=600
 program=
 smpi_flags=
+node_work=none
 out=$here/bench/results/scale/sim
 tag=
 predict=${PLANCOLL_PREDICT:-$here/build/predict/plancoll-predict}
@@ -55,6 +61,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --program) program=$2; shift 2 ;;
     --smpi-flags) smpi_flags=$2; shift 2 ;;
+    --node-work) node_work=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --tag) tag=-$2; shift 2 ;;
     -h|--help) sed -n 2,30p "$0"; exit 0 ;;
@@ -66,6 +73,17 @@ done
 command -v smpirun >/dev/null || { echo "sim-vs-predict: smpirun not found (SimGrid)" >&2; exit 77; }
 mname=$(sed -n 's/^name *= *\([^ #]*\).*/\1/p' "$machine")
 [ -n "$ppn" ] || ppn=$(sed -n 's/^cores_per_node *= *\([0-9]*\).*/\1/p' "$machine")
+copy_gbps= reduce_gbps=
+case $node_work in
+none) ;;
+model)
+    copy_gbps=$(sed -n 's/^shm_bandwidth_GBps *= *\([0-9.eE+-]*\).*/\1/p' "$machine")
+    reduce_gbps=$(sed -n 's/^reduce_GBps *= *\([0-9.eE+-]*\).*/\1/p' "$machine")
+    [ -n "$copy_gbps" ] || { echo "sim-vs-predict: $machine has no shm_bandwidth_GBps" >&2; exit 3; }
+    [ -n "$reduce_gbps" ] || reduce_gbps=$(python3 -c "print($copy_gbps / 3)")
+    ;;
+*) echo "sim-vs-predict: --node-work none|model, not '$node_work'" >&2; exit 3 ;;
+esac
 mkdir -p "$out/logs" "$out/platforms"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -96,7 +114,9 @@ IFS=, read -ra impl_list <<<"$impls"
 for N in "${node_list[@]}"; do
     P=$((N * ppn))
     plat=$out/platforms/$mname-${N}x$ppn.xml
-    flags=$(python3 "$here/machines/make-platform.py" "$machine" --nodes "$N" --ppn "$ppn" -o "$plat" 2>/dev/null) || exit 2
+    memory_flag=
+    [ "$node_work" = model ] && memory_flag=--memory
+    flags=$(python3 "$here/machines/make-platform.py" "$machine" --nodes "$N" --ppn "$ppn" -o "$plat" $memory_flag 2>/dev/null) || exit 2
     for c in "${cases[@]}"; do
         coll=${c%%:*} size=${c#*:}
         for impl in "${impl_list[@]}"; do
@@ -115,7 +135,10 @@ for N in "${node_list[@]}"; do
             log=$out/logs/$mname-$coll-$size-$N-${impl//[:=]/_}.log
             cmd="smpirun -platform $plat -hostfile ${plat%.xml}.hosts -np $P $flags --cfg=smpi/coll-selector:mpich \
 --cfg=smpi/auto-shared-malloc-thresh:65536 --log=root.thr:warning $impl_flags $smpi_flags $program $coll $size $iters $mode"
-            env PLANCOLL_ALGORITHM="$env_alg" flock -s /tmp/plancoll-quiet.lock /usr/bin/time -v -o "$work/time" \
+            work_env=()
+            [ -n "$copy_gbps" ] && [ "$mode" = plancoll ] &&
+                work_env=(PLANCOLL_SIM_COPY_GBPS="$copy_gbps" PLANCOLL_SIM_REDUCE_GBPS="$reduce_gbps")
+            env PLANCOLL_ALGORITHM="$env_alg" "${work_env[@]}" flock -s /tmp/plancoll-quiet.lock /usr/bin/time -v -o "$work/time" \
                 timeout "$timeout_s" $cmd >"$log" 2>&1
             rc=$?
             line=$(grep '^sim-collective ' "$log" | tail -1)
@@ -131,7 +154,8 @@ import json, sys
 row = {"machine": "$mname", "case": "$c", "nodes": $N, "ppn": $ppn, "ranks": $P, "impl": "$impl",
        "spec": "$spec" or None, "simulated_us": float("${sim:-nan}") if "$sim" else None,
        "wall_s": float("${wall:-0}"), "max_rss_kb": int("${rss:-0}"), "status": "$status",
-       "command": "PLANCOLL_ALGORITHM=$env_alg " + """$cmd""".replace("\\\\\n", "")}
+       "node_work": "model" if "${work_env[*]}" else "none",
+       "command": "PLANCOLL_ALGORITHM=$env_alg ${work_env[*]} " + """$cmd""".replace("\\\\\n", "")}
 open(sys.argv[1], "a").write(json.dumps(row) + "\n")
 EOF
             echo "$mname $c N=$N P=$P $impl: $status sim=${sim:-} us wall=${wall}s rss=${rss}KB"

@@ -17,6 +17,7 @@
 #include "planner/planner.h"
 #include "shm/layout.h"
 #include "shm/mpi_compat.h"
+#include "shm/sim_work.h"
 #include "shm/wait.h"
 
 /* ---- creation ---- */
@@ -228,6 +229,7 @@ static int agree(struct plancoll_plan_s *p, int local, struct agreement *a)
     if (!local && pc_wait_mode_from_env() < 0)
         local = pc_error(PLANCOLL_ERR_ENV, "PLANCOLL_WAIT='%s': use spin, yield or auto", getenv("PLANCOLL_WAIT"));
     if (!local) local = pc_progress_thread_setting(&a->progress_thread);
+    if (!local) local = pc_sim_work_setting(); /* PLANCOLL_SIM_*: read under SMPI only */
     a->calibration_allowed = true;
     if (!local) local = calibration_setting(&a->calibration_allowed);
 

@@ -117,6 +117,13 @@ bool pc_model_net_handshake(const struct pc_machine_model *m, double msg_bytes)
     return low > 0 && high > low && msg_bytes >= 0.5 * (low + high);
 }
 
+double pc_cost_net_handshake(const struct pc_machine_model *m, double bytes)
+{
+    if (m->net_ports < 1 || !pc_model_net_handshake(m, bytes)) return 0.0;
+    double t = pc_model_interp_net(m, m->net_time[0], bytes, bytes) - pc_model_interp_net(m, m->net_time[0], bytes, 0);
+    return t > 0 ? t : 0.0;
+}
+
 /* Table row at concurrency level `level` (1-based): measured, or extrapolated from the last two rows. With net, the
  * rows are its net_time, read in the protocol regime of msg_bytes (pc_model_interp_net). */
 static double row_at(const struct pc_machine_model *net, const double row[PC_MODEL_NSIZES], double bytes,

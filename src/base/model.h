@@ -237,6 +237,9 @@ double pc_model_interp_stepped(const double row[PC_MODEL_NSIZES], double low, do
  * handshake, hundreds of microseconds on the emulated TCP network) once per message, as a chain of dependent
  * messages would. */
 double pc_cost_net_posted(const struct pc_machine_model *m, int k, double count, double bytes);
+/* The start-up a network message of `bytes` adds for its protocol (the rendezvous handshake above the switch: the
+ * jump of the net row at net_step_*; 0 in the eager regime, or without a located switch). */
+double pc_cost_net_handshake(const struct pc_machine_model *m, double bytes);
 /* Whether a network message of msg_bytes goes in the rendezvous regime: at or above the calibrated protocol switch
  * (net_step_*, taken at the midpoint of the interval it was located in). false without a located switch. */
 bool pc_model_net_handshake(const struct pc_machine_model *m, double msg_bytes);

@@ -5,6 +5,7 @@
  * the file asks whether MPI's own op gives the same results. */
 #include "exec/reduce.h"
 #include "exec/reduce_stream.h"
+#include "shm/sim_work.h"
 
 #include <float.h>
 #include <math.h>
@@ -478,9 +479,16 @@ int pc_reduction_init(struct pc_reduction *r, MPI_Op op, MPI_Datatype type, bool
     return PLANCOLL_SUCCESS;
 }
 
+/* The bytes a reduction of count elements writes, as node-local work under SMPI (shm/sim_work.h) */
+static size_t work_bytes(const struct pc_reduction *r, int count)
+{
+    return (size_t)count * (size_t)(r->extent < 0 ? -r->extent : r->extent);
+}
+
 int pc_reduce(const struct pc_reduction *r, const void *in, void *inout, int count)
 {
     if (count <= 0) return PLANCOLL_SUCCESS;
+    pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count));
     if (r->fast) {
         r->fast(in, inout, count);
         return PLANCOLL_SUCCESS;
@@ -513,9 +521,11 @@ int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void 
 {
     if (count <= 0) return PLANCOLL_SUCCESS;
     if (r->fast3) {
+        pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count));
         r->fast3(a, b, out, count);
         return PLANCOLL_SUCCESS;
     }
+    pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count)); /* and the copy below, as a copy */
     size_t span = (size_t)r->true_extent + (size_t)(count - 1) * (size_t)r->extent;
     memcpy((char *)out + r->true_lb, (const char *)b + r->true_lb, span);
     PC_MPI_CHECK(MPI_Reduce_local(a, out, count, r->type, r->op));
@@ -526,10 +536,12 @@ int pc_reduce3_stream(const struct pc_reduction *r, const void *a, const void *b
 {
     if (count <= 0) return PLANCOLL_SUCCESS;
     if (r->fast3_stream) {
+        pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count));
         r->fast3_stream(a, b, out, count);
         return PLANCOLL_SUCCESS;
     }
     if (r->fast3 && r->extent > 0) {
+        pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count));
         pc_stream_reduce3_blocked(r->fast3, a, b, out, count, (size_t)r->extent);
         return PLANCOLL_SUCCESS;
     }
@@ -539,6 +551,8 @@ int pc_reduce3_stream(const struct pc_reduction *r, const void *a, const void *b
 int pc_reduce3_dup(const struct pc_reduction *r, const void *a, const void *b, void *out, void *dup, int count)
 {
     if (count > 0 && r->fast3d) {
+        pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count)); /* the reduction, then its copy into dup */
+        pc_sim_work(PC_SIM_COPY, work_bytes(r, count));
         r->fast3d(a, b, out, dup, count);
         return PLANCOLL_SUCCESS;
     }

@@ -42,12 +42,12 @@ void (*pc_progress_poke)(void);
  * moves only when every actor is blocked in the simulator. A spin or sched_yield never blocks there, so a rank
  * polling a flag a peer will set would wait forever; instead each pause sleeps in simulated time (SMPI's
  * nanosleep: the actor blocks, the others run). The sleep is what the wait costs in the simulation, so it starts
- * near the latency of a cache line moving between cores and grows with the wait, at a quarter of the time waited
- * so far up to a cap: a flag is seen at most 25% (or the cap) after it is set, and a long wait costs about
+ * near the latency of a cache line moving between cores and grows with the wait, at a sixteenth (wait.h's share)
+ * of the time waited so far up to a cap: a flag is seen at most 6% (or the cap) after it is set, and a long wait costs about
  * waited / cap simulator switches instead of one per 100 ns. */
 static void simulated_pause(struct pc_waiter *w)
 {
-    long ns = PC_WAIT_SIM_FIRST_NS + w->slept_ns / 4;
+    long ns = PC_WAIT_SIM_FIRST_NS + w->slept_ns / PC_WAIT_SIM_SHARE;
     if (ns > PC_WAIT_SIM_MAX_NS) ns = PC_WAIT_SIM_MAX_NS;
     const struct timespec pause = {0, ns};
     smpi_nanosleep(&pause, NULL);

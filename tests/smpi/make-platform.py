@@ -11,7 +11,8 @@ world ranks are numbered node by node.
 
 The numbers are generic, not a calibration of any machine (correctness tests do not depend on them): a
 25 Gbit/s, 1 us network port per node, memory copies at 10 GB/s with 0.1 us latency inside a node, 1 Gflop/s
-per core.
+per core. Each node also has a host mem-node-I for its memory, 10 GB/s shared by the node's ranks (1 flop a byte),
+where plancoll charges its copies when PLANCOLL_SIM_COPY_GBPS is set (src/shm/sim_work.c; test_sim_work.c).
 """
 import sys
 
@@ -32,6 +33,7 @@ def main(argv):
            '  <zone id="nodes" routing="Full">']
     for h, c in zip(hosts, cores):
         out.append(f'    <host id="{h}" speed="1Gf" core="{c}"/>')
+        out.append(f'    <host id="mem-{h}" speed="10Gf" core="1"/>')
     for h in hosts:
         out.append(f'    <link id="{h}-port" bandwidth="3.125GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>')
         out.append(f'    <link id="{h}-loopback" bandwidth="10GBps" latency="0.1us" sharing_policy="FATPIPE"/>')

@@ -20,6 +20,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "exec/allreduce/dpml_common.h"
 #include "exec/bruck_common.h"
 #include "exec/cost.h"
 #include "exec/registry.h"
@@ -834,10 +835,41 @@ static void test_allreduce_hierarchical_two_nodes(void **state)
     struct pc_problem p = ar_nodes(2, 4, 1024, 8); /* n = 8192 B, h = 2 */
     /* 2 leaders, rd: 15.736 as on one node + one step net_concurrent(2, 4096) = 12.192 + reduce 2.048 */
     EXPECT_P("allreduce.dpml", &p, ((struct pc_params){.leaders = 2, .inter = 0}), 29.976);
-    /* pipelined, k = 8: T_comm = 8 (net_concurrent(2, 512) + 0.256) = 8 * 5.28 = 42.24;
-     * 4.596 + 4.596 + 0.4 + 6.144/8 + max(5.376, 42.24) */
+    /* pipelined, k = 8, b = 512: one exchange T_inter(b, 2 leaders) = net_concurrent(2, 512) + reduce 0.256 = 5.28;
+     * the 8 in flight together, posted at once: net_posted(2, 8, 512) = net_concurrent(2, 4096) + 7 g
+     * = 2 (2 + 4.096) + 3.5 = 15.692, and 8 reductions 2.048: 17.74 (no protocol switch, so no handshakes);
+     * the last exchange after the whole reduction 6.144 + 5.28 = 11.424, the flight 6.144/8 + 17.74 = 18.508;
+     * 4.596 + 4.596 + 0.4 + max(11.424, 18.508) */
     p.shape.oversubscribed = false;
-    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 52.6);
+    EXPECT_P("allreduce.dpml_pipelined", &p, ((struct pc_params){.leaders = 2, .segments = 8}), 28.1);
+    /* The pipeline alone, its two bounds: reduction-bound (the last exchange starts after a reduction of 100 us)
+     * 100 + 5.28; exchange-bound (nothing to reduce) the 8 in flight together, 17.74 */
+    struct pc_machine_model hm;
+    hand_model(&hm);
+    const double pipe_reduce = pc_dpml_pipeline_estimate(&p, PC_DPML_INTER_RD, 100.0, 8, 512, 2, &hm);
+    const double pipe_network = pc_dpml_pipeline_estimate(&p, PC_DPML_INTER_RD, 0.0, 8, 512, 2, &hm);
+    if (fabs(pipe_reduce - 105.28) > 1e-9 || fabs(pipe_network - 17.74) > 1e-9)
+        fail_msg("dpml pipeline: %.9f and %.9f us, by hand 105.28 and 17.74", pipe_reduce, pipe_network);
+    /* Without injection gaps (g = 0) the network's view drops to 12.192 + 2.048 = 14.24 and the leader's core
+     * rules: one exchange 5.28 and 7 more exchanges' calls and reductions (1.756 each), 17.572 */
+    hm.g_us = 0;
+    const double pipe_core = pc_dpml_pipeline_estimate(&p, PC_DPML_INTER_RD, 0.0, 8, 512, 2, &hm);
+    if (fabs(pipe_core - 17.572) > 1e-9) fail_msg("dpml pipeline, core-bound: %.9f us, by hand 17.572", pipe_core);
+    hm.g_us = 0.5;
+    /* With a protocol switch between the 512 B and 4 KiB samples (the rendezvous regime from 3 KiB) and a start-up
+     * of 10 us above it, each message after the first of a round waits for its own handshake. Sub-partitions of
+     * 4 KiB, nothing to reduce: net_posted(2, 8, 4096) = net_concurrent(2, 32768) + 7 g = 2 (2 + 32.768) + 10 + 3.5
+     * = 83.036, 7 handshakes 70, 8 reductions of 4 KiB 16.384: 169.42 */
+    for (int k = 0; k < PC_MODEL_MAX_PORTS; k++)
+        for (int s2 = 0; s2 < PC_MODEL_NSIZES; s2++)
+            if (pc_model_sizes[s2] >= 4096) hm.net_time[k][s2] += 10.0;
+    hm.net_step_low_b = 2048;
+    hm.net_step_high_b = 4096;
+    const double handshake = pc_cost_net_handshake(&hm, 4096), eager = pc_cost_net_handshake(&hm, 2048);
+    const double pipe_handshakes = pc_dpml_pipeline_estimate(&p, PC_DPML_INTER_RD, 0.0, 8, 4096, 2, &hm);
+    if (fabs(handshake - 10.0) > 1e-9 || eager != 0.0 || fabs(pipe_handshakes - 169.42) > 1e-9)
+        fail_msg("handshake %.9f us at 4 KiB (by hand 10), %.9f at 2 KiB (0); pipeline %.9f us (by hand 169.42)",
+                 handshake, eager, pipe_handshakes);
     /* oversubscribed (ar_nodes' P = 8 > 2): no core to overlap with, the reduction and the exchanges add up:
      * 4.596 + 4.596 + 0.4 + 6.144 + 42.24 */
     p.shape.oversubscribed = true;

@@ -40,12 +40,15 @@ int pc_allreduce_fold_out_post(struct plancoll_plan_s *plan, struct pc_steps *s)
  * rabenseifner.c and native.c in the model's primitives. leaders = 0: the group is the problem's ranks, and each
  * step is a node message or a network one by where the partners sit (pc_cost_offnode_pairs); leaders = l > 0: the
  * group is one leader per node, every step crosses nodes while the node's l leaders run their own allreduces at
- * once (net_concurrent(l, .)): the hierarchical algorithms charge this for their inter-node part. Reductions use
- * the problem's (op, type). */
-double pc_allreduce_rd_cost(const struct pc_problem *p, int P, double n, int leaders, const struct pc_machine_model *m);
-double pc_allreduce_rsag_cost(const struct pc_problem *p, int P, double n, int leaders,
+ * once (net_concurrent(l, .)): the hierarchical algorithms charge this for their inter-node part. posted (l > 0
+ * only; 1 otherwise): each leader runs that many such allreduces at once, in step (allreduce.dpml_pipelined's
+ * sub-partitions in flight together): each step's messages leave together (net_posted(l, posted, .)) and their
+ * reductions follow one another. Reductions use the problem's (op, type). */
+double pc_allreduce_rd_cost(const struct pc_problem *p, int P, double n, int leaders, int posted,
+                            const struct pc_machine_model *m);
+double pc_allreduce_rsag_cost(const struct pc_problem *p, int P, double n, int leaders, int posted,
                               const struct pc_machine_model *m);
-double pc_allreduce_native_cost(const struct pc_problem *p, int P, double n, int leaders,
+double pc_allreduce_native_cost(const struct pc_problem *p, int P, double n, int leaders, int posted,
                                 const struct pc_machine_model *m);
 
 #endif

@@ -193,13 +193,13 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
 
 /* ---- cost ------------------------------------------------------------------------------------------------- */
 
-double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders,
+double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders, int posted,
                               const struct pc_machine_model *m)
 {
     switch (inter) {
-    case PC_DPML_INTER_RSAG: return pc_allreduce_rsag_cost(p, (int)h, bytes, leaders, m);
-    case PC_DPML_INTER_MPI: return pc_allreduce_native_cost(p, (int)h, bytes, leaders, m);
-    default: return pc_allreduce_rd_cost(p, (int)h, bytes, leaders, m);
+    case PC_DPML_INTER_RSAG: return pc_allreduce_rsag_cost(p, (int)h, bytes, leaders, posted, m);
+    case PC_DPML_INTER_MPI: return pc_allreduce_native_cost(p, (int)h, bytes, leaders, posted, m);
+    default: return pc_allreduce_rd_cost(p, (int)h, bytes, leaders, posted, m);
     }
 }
 
@@ -214,7 +214,7 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
     double part = pc_cost_shm_copy(m, 1, p->shape.max_ppn, n / l);
     double t_copy = handed * part, t_bcast = l * part, t_sync = 2 * m->sync_us + pc_cost_turns(p, m, 2);
     double t_comp = (ppn - 1) * pc_cost_reduce(m, p->op_id, p->type_id, n / l);
-    double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), leaders, m) : 0;
+    double t_comm = h > 1 ? k * pc_dpml_inter_estimate(p, cfg->inter, h, n / (l * k), leaders, 1, m) : 0;
     /* The writes into node-shared lines other ranks read last execution: each rank's hand-over, then the leader's
      * result, in the plan's store mode (0 for the cheaper mode, model.h) */
     double t_store = (handed + 1) * pc_cost_shared_store(m, cfg->stores == PC_STORES_STREAM, n / l);
@@ -223,8 +223,7 @@ double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config 
      * are CPU work too); with more ranks than cores there is none and the phases add up, as alltoall.onmpml's
      * (node_aware.c). The pipeline then keeps only its k smaller exchanges. */
     if (k == 1 || p->shape.oversubscribed) return t_copy + t_bcast + t_sync + t_comp + t_comm;
-    double rest = t_comp * (k - 1) / k;
-    return t_copy + t_bcast + t_sync + t_comp / k + (rest > t_comm ? rest : t_comm);
+    return t_copy + t_bcast + t_sync + pc_dpml_pipeline_estimate(p, cfg->inter, t_comp, k, n / (l * k), leaders, m);
 }
 
 /* One inter-node allreduce of `bytes` over h nodes by algorithm inter, as busy time of a leader. */
@@ -233,6 +232,30 @@ static double inter_busy(const struct pc_problem *p, int inter, int h, double by
     bool halving = inter == PC_DPML_INTER_RSAG ||
                    (inter == PC_DPML_INTER_MPI && !(bytes <= 2048 || !p->commutative)); /* native_cost's choice */
     return pc_busy_allreduce_over(p, h, bytes, halving, true, m);
+}
+
+double pc_dpml_pipeline_estimate(const struct pc_problem *p, int inter, double t_comp, double k, double bytes,
+                                 int leaders, const struct pc_machine_model *m)
+{
+    const int h = p->shape.nnodes;
+    /* The last sub-partition's exchange cannot start before the whole partition is reduced, and then runs alone */
+    double last = t_comp + pc_dpml_inter_estimate(p, inter, h, bytes, leaders, 1, m);
+    /* From the first sub-partition's reduction on, the started exchanges move along together (progress_exchanges
+     * tests every one in flight). Two views of their flight, the slower one rules:
+     *  - the network's: each round a leader posts the k exchanges' messages to its partner at once (net_posted:
+     *    their bytes share the leader's link, their start-ups follow one gap apart; in the rendezvous regime each
+     *    also waits for its own handshake, allreduce/common.c) and reduces the k sub-partitions that arrived;
+     *  - the leader's core: one exchange's time, and for each further exchange its calls (posting, testing,
+     *    completing each message: 3 o) and reductions, one after another.
+     * Not k independent exchanges one after another (what the model charged before: k latencies, where the
+     * simulated network overlaps them), nor k l ranks' messages at once (one leader's messages to one partner
+     * share its link, its connection and its core). Under SMPI the core's view is what separates 2 from 8
+     * sub-partitions of small vectors: 0.24 us a sub-partition at 2 x 28 ranks of [DPML17]-B, its per-message
+     * send and receive overheads (docs/scale-planner.md). */
+    double network = pc_dpml_inter_estimate(p, inter, h, bytes, leaders, (int)k, m);
+    double core = pc_dpml_inter_estimate(p, inter, h, bytes, leaders, 1, m) + (k - 1) * inter_busy(p, inter, h, bytes, m);
+    double flight = t_comp / k + (network > core ? network : core);
+    return last > flight ? last : flight;
 }
 
 /* A leader's busy time and another rank's (0 when every rank leads). */

@@ -44,9 +44,14 @@ int pc_dpml_variants(const struct pc_problem *p, const struct pc_dpml_choices *c
 /* Predicted time (microseconds), [DPML17] eq. (2)-(7) with eq. (3) corrected: see dpml_common.c. */
 double pc_dpml_estimate(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);
 /* The inter-node part alone: one allreduce of `bytes` over h nodes by algorithm inter, the node's `leaders`
- * leaders running theirs at once. */
-double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders,
+ * leaders running theirs at once, each leader `posted` of them in step (allreduce/common.h). */
+double pc_dpml_inter_estimate(const struct pc_problem *p, int inter, double h, double bytes, int leaders, int posted,
                               const struct pc_machine_model *m);
+/* The pipeline of allreduce.dpml_pipelined from the leader's first reduction to its last exchange's end: t_comp to
+ * reduce the leader's partition in k sub-partitions of `bytes`, each exchanged between the nodes' leaders (inter)
+ * as soon as it is reduced, with `leaders` leaders per node. */
+double pc_dpml_pipeline_estimate(const struct pc_problem *p, int inter, double t_comp, double k, double bytes,
+                                 int leaders, const struct pc_machine_model *m);
 
 /* The busiest rank's busy time (struct pc_algorithm's busy, exec/busy.h), from the same terms: see dpml_common.c. */
 double pc_dpml_busy(const struct pc_problem *p, const struct pc_dpml_config *cfg, const struct pc_machine_model *m);

@@ -3,9 +3,14 @@
  * reduced it, so the reduction of s+1 overlaps the flight of s, and the node's ranks copy each sub-partition
  * back as soon as its exchange is done. Parameters: those of allreduce.dpml and segments = k. Engine
  * dpml_common.c; cost ([DPML17] eq. 5 and 7, eq. 3 corrected, with the overlap):
- *   T_copy + T_bcast + T_sync + T_comp / k + max(T_comp (k-1)/k, k T_inter(h, n/(l k))),
- *   T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model primitives);
- *   with more ranks than cores nothing overlaps (no core is free to progress the exchanges): the max is a sum. */
+ *   T_copy + T_bcast + T_sync + max(T_comp + T_inter(h, b, l),
+ *                                   T_comp / k + max(T_inter^k(h, b, l), T_inter(h, b, l) + (k-1) B_inter(b))),
+ *   b = n/(l k), T_comp = (ppn-1) reduce(n/l), T_copy, T_bcast, T_sync and T_inter those of allreduce.dpml (model
+ *   primitives); T_inter^k: the k exchanges in flight together, each round's k messages posted at once to the
+ *   partner (net_posted) and their k reductions one after another (allreduce/common.h, posted = k); B_inter: one
+ *   exchange's busy time on the leader's core (its calls and reductions). With more
+ *   ranks than cores nothing overlaps (no core is free to progress the exchanges):
+ *   T_copy + T_bcast + T_sync + T_comp + k T_inter(h, b, l). */
 #include "exec/allreduce/dpml_common.h"
 #include "exec/steps.h"
 

@@ -79,7 +79,7 @@ static const char *inapplicable(const struct pc_problem *p)
 static double estimate(const struct pc_problem *p, const struct pc_params *params, const struct pc_machine_model *m)
 {
     (void)params;
-    return pc_allreduce_native_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, m);
+    return pc_allreduce_native_cost(p, p->shape.nranks, (double)p->count * (double)p->elem_bytes, 0, 1, m);
 }
 
 
