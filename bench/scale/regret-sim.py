@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regret by simulation on a random draw of allreduce cases, for two builds of plancoll-predict (a model change:
-before and after) on one machine file (docs/scale-planner.md "The pipelined DPML model").
+"""Regret by simulation on a random draw of allreduce (or alltoall) cases, for two builds of plancoll-predict (a model
+change: before and after; or the same build twice, to judge one model) on one machine file (docs/scale-planner.md
+"The pipelined DPML model").
 
 For each drawn case (node count, vector length) both predictors rank every candidate from the machine file; the
 union of their top --top specs, the single leader's best and MPI's own collective are simulated under SMPI with
@@ -14,7 +15,8 @@ judged against the fastest simulated spec: regret = simulated time of its choice
 Writes DIR/draw.json (the seed and the cases), DIR/sim-<machine>-draw.jsonl (sim-vs-predict's lines),
 DIR/predict-{before,after}-<case>.json, and DIR/regret-<machine>.md (the table). --table-only rebuilds the table.
 The draw: nodes uniform over --nodes, vector length log-uniform over [1, --max-count] doubles (rounded to whole
-elements), from Python's random.Random(seed): the same seed gives the same cases.
+elements; --collective alltoall: block bytes over [8, --max-count]), from Python's random.Random(seed): the same
+seed gives the same cases.
 """
 import argparse
 import json
@@ -36,18 +38,18 @@ def machine_field(path, key):
     return None
 
 
-def draw_cases(seed, n, nodes, max_count):
+def draw_cases(seed, n, nodes, max_count, low=1):
     rng = random.Random(seed)
     cases = []
     for _ in range(n):
         N = rng.choice(nodes)
-        count = max(1, round(math.exp(rng.uniform(0, math.log(max_count)))))
+        count = max(low, round(math.exp(rng.uniform(math.log(low), math.log(max_count)))))
         cases.append({"nodes": N, "count": count})
     return cases
 
 
-def predict(binary, machine, N, ppn, count, path):
-    sig = f"allreduce:double:sum:{count}"
+def predict(binary, machine, N, ppn, count, path, coll="allreduce"):
+    sig = f"allreduce:double:sum:{count}" if coll == "allreduce" else f"alltoall:{count}"
     subprocess.run([binary, "--machine", machine, "--nodes", str(N), "--ppn", str(ppn), "--json", path, sig],
                    check=True, capture_output=True)
     d = json.load(open(path))
@@ -72,6 +74,11 @@ def main():
     ap.add_argument("--timeout", default="600")
     ap.add_argument("--out", required=True)
     ap.add_argument("--table-only", action="store_true")
+    ap.add_argument("--collective", default="allreduce", choices=["allreduce", "alltoall"])
+    ap.add_argument("--every-algorithm", action="store_true", help="also simulate every other algorithm's best "
+                    "variant (by the after model)")
+    ap.add_argument("--no-mpi", action="store_true", help="do not simulate MPI's own collective (SMPI's alltoall of "
+                    "small blocks takes minutes of wall time from 8 nodes)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     mname = machine_field(a.machine, "name")
@@ -79,28 +86,38 @@ def main():
     if a.cases:
         cases = [{"nodes": int(c.split(":")[0]), "count": int(c.split(":")[1])} for c in a.cases.split(",")]
     elif a.seed is not None:
-        cases = draw_cases(a.seed, a.draw, [int(x) for x in a.nodes.split(",")], a.max_count)
+        cases = draw_cases(a.seed, a.draw, [int(x) for x in a.nodes.split(",")], a.max_count,
+                           8 if a.collective == "alltoall" else 1)
     else:
         ap.error("give --seed (a random draw) or --cases")
     json.dump({"machine": a.machine, "seed": a.seed, "fixed_cases": a.cases, "nodes": a.nodes, "max_count": a.max_count, "cases": cases,
                "node_work": a.node_work}, open(os.path.join(a.out, "draw.json"), "w"), indent=1)
     jsonl = os.path.join(a.out, f"sim-{mname}-draw.jsonl")
+    coll = a.collective
+    tagc = "" if coll == "allreduce" else coll + "-"  # file names of allreduce runs as before
     picks = []
     for c in cases:
         N, count = c["nodes"], c["count"]
         est, top = {}, {}
         for tag, binary in (("before", a.before), ("after", a.after)):
             est[tag], rows = predict(binary, a.machine, N, ppn, count,
-                                     os.path.join(a.out, f"predict-{tag}-{mname}-{N}x{count}.json"))
+                                     os.path.join(a.out, f"predict-{tag}-{mname}-{tagc}{N}x{count}.json"), coll)
             top[tag] = rows
         specs = []
         for tag in ("before", "after"):
             for r in [est[tag]] + [r["spec"] for r in top[tag][: a.top]]:
                 if r not in specs:
                     specs.append(r)
-        leader = [r["spec"] for r in top["after"] if r["spec"].startswith("allreduce.leader")]
+        leader = [r["spec"] for r in top["after"] if r["spec"].startswith(f"{coll}.leader")]
         if leader and leader[0] not in specs:
             specs.append(leader[0])
+        if a.every_algorithm:  # and each other algorithm's best variant by the after model
+            seen_algs = {x.split(":")[0] for x in specs}
+            for r in top["after"]:
+                alg = r["spec"].split(":")[0]
+                if alg not in seen_algs and not alg.endswith(".native_blocking"):
+                    seen_algs.add(alg)
+                    specs.append(r["spec"])
         picks.append({"case": c, "estimate": est, "specs": specs})
         if a.table_only:
             continue
@@ -110,14 +127,14 @@ def main():
         if os.path.exists(jsonl):
             for line in open(jsonl):
                 r = json.loads(line)
-                if r.get("status") == "ok" and r["nodes"] == N and r["case"] == f"allreduce:{count}":
+                if r.get("status") == "ok" and r["nodes"] == N and r["case"] == f"{coll}:{count}":
                     done.add(r["impl"])
-        todo = [x for x in specs + ["mpi"] if x not in done]
+        todo = [x for x in specs + ([] if a.no_mpi else ["mpi"]) if x not in done]
         if not todo:
             continue
         cmd = [os.path.join(here, "sim-vs-predict.sh"), "--machine", a.machine, "--nodes", str(N), "--ppn", str(ppn),
                "--program", a.program, "--smpi-flags", a.smpi_flags, "--node-work", a.node_work, "--out", a.out,
-               "--tag", "draw", "--timeout", a.timeout, "--impl", ",".join(todo), f"allreduce:{count}"]
+               "--tag", "draw", "--timeout", a.timeout, "--impl", ",".join(todo), f"{coll}:{count}"]
         print("+", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=False)
     sims = {}
@@ -125,15 +142,17 @@ def main():
         for line in open(jsonl):
             r = json.loads(line)
             if r.get("status") == "ok" and r.get("simulated_us") is not None:
-                sims[(r["nodes"], int(r["case"].split(":")[1]), r["impl"])] = r["simulated_us"]
+                if r["case"].startswith(coll + ":"):
+                    sims[(r["nodes"], int(r["case"].split(":")[1]), r["impl"])] = r["simulated_us"]
     what = f"seed {a.seed}" if not a.cases else f"cases {a.cases}"
-    out = [f"# Regret by simulation, {mname}, {what}, node work {a.node_work}", "",
+    out = [f"# Regret by simulation, {coll}, {mname}, {what}, node work {a.node_work}", "",
            "Simulated us; `best` is the fastest simulated of the specs run (both models' top "
-           f"{a.top}, their choices, the single leader's best); regret = choice / best.", "",
-           "| nodes x ppn | doubles | before: choice | sim | regret | after: choice | sim | regret | best | sim |"
+           f"{a.top}, their choices, the single leader's best"
+           + (", every other algorithm's best" if a.every_algorithm else "") + "); regret = choice / best.", "",
+           f"| nodes x ppn | {'doubles' if coll == 'allreduce' else 'block bytes'} | before: choice | sim | regret | after: choice | sim | regret | best | sim |"
            " MPI |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     summary = {"before": [], "after": []}
-    short = lambda s: s.replace("allreduce.", "").replace("placement=first:", "").replace(":stores=auto", "")
+    short = lambda s: s.replace(coll + ".", "").replace("placement=first:", "").replace(":stores=auto", "")
     for p in picks:
         N, count = p["case"]["nodes"], p["case"]["count"]
         times = {s: sims.get((N, count, s)) for s in p["specs"]}
@@ -164,10 +183,10 @@ def main():
     # model), what is left between them is the schedule
     ratios = []
     out += ["", "Simulated over predicted (after model), every plancoll spec simulated:", "",
-            "| nodes x ppn | doubles | spec | predicted | simulated | sim / pred |", "|---|---|---|---|---|---|"]
+            f"| nodes x ppn | {'doubles' if coll == 'allreduce' else 'block bytes'} | spec | predicted | simulated | sim / pred |", "|---|---|---|---|---|---|"]
     for p in picks:
         N, count = p["case"]["nodes"], p["case"]["count"]
-        path = os.path.join(a.out, f"predict-after-{mname}-{N}x{count}.json")
+        path = os.path.join(a.out, f"predict-after-{mname}-{tagc}{N}x{count}.json")
         if not os.path.exists(path):
             continue
         pred = {r["spec"]: r["predicted_us"] for r in json.load(open(path))["results"]}
@@ -183,7 +202,7 @@ def main():
         out += ["", f"- {len(ratios)} specs: sim / pred median {med:.2f}, within 25%: "
                 f"{sum(0.8 <= r <= 1.25 for r in ratios)}, within 2x: {sum(0.5 <= r <= 2 for r in ratios)}"]
     text = "\n".join(out) + "\n"
-    open(os.path.join(a.out, f"regret-{mname}.md"), "w").write(text)
+    open(os.path.join(a.out, f"regret-{mname}{'' if coll == 'allreduce' else '-' + coll}.md"), "w").write(text)
     print(text)
 
 
