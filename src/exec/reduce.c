@@ -520,12 +520,11 @@ MPI_Op pc_predefined_op(int id)
 int pc_reduce3(const struct pc_reduction *r, const void *a, const void *b, void *out, int count)
 {
     if (count <= 0) return PLANCOLL_SUCCESS;
+    pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count));
     if (r->fast3) {
-        pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count));
         r->fast3(a, b, out, count);
         return PLANCOLL_SUCCESS;
     }
-    pc_sim_work(PC_SIM_REDUCE, work_bytes(r, count)); /* and the copy below, as a copy */
     size_t span = (size_t)r->true_extent + (size_t)(count - 1) * (size_t)r->extent;
     memcpy((char *)out + r->true_lb, (const char *)b + r->true_lb, span);
     PC_MPI_CHECK(MPI_Reduce_local(a, out, count, r->type, r->op));
