@@ -403,16 +403,18 @@ static void test_strided(int n, unsigned flags)
     free(r);
 }
 
-/* ---- buffers from plancoll_malloc (leaders read them in place): on every rank, on even ranks only, in place,
- * and alternating with private buffers through execute_buffers ---- */
+/* ---- buffers from plancoll_malloc (leaders read them in place, and on one node write the result straight into
+ * them): on every rank, on even ranks only, in place, the send buffer private and the receive buffer shared on even
+ * ranks and the other way round on odd ones, and alternating with private buffers through execute_buffers ---- */
 static void test_heap(int n, unsigned flags)
 {
     double *hs = NULL, *hr = NULL, *ps = malloc(sizeof(double) * (n + 1)), *pr = malloc(sizeof(double) * (n + 1));
     TL_OK(plancoll_malloc(sizeof(double) * (size_t)n, MPI_COMM_WORLD, (void **)&hs));
     TL_OK(plancoll_malloc(sizeof(double) * (size_t)n, MPI_COMM_WORLD, (void **)&hr));
-    for (int mode = 0; mode < 3 && hs && hr; mode++) {
-        bool in_place = mode == 2;
-        double *s = mode == 1 && tl_rank % 2 ? ps : hs, *r = mode == 1 && tl_rank % 2 ? pr : hr;
+    for (int mode = 0; mode < 4 && hs && hr; mode++) {
+        bool in_place = mode == 2, odd = tl_rank % 2 == 1;
+        double *s = (mode == 1 && odd) || (mode == 3 && !odd) ? ps : hs;
+        double *r = (mode == 1 && odd) || (mode == 3 && odd) ? pr : hr;
         plancoll_plan p = plan_or_fail(in_place ? MPI_IN_PLACE : s, r, n, MPI_DOUBLE, MPI_SUM, flags, "heap");
         for (int it = 0; p && it < 4; it++) {
             /* odd iterations run on the other kind of buffer */

@@ -16,7 +16,10 @@
  *      different nodes); each finished sub-partition is announced with a flag;
  *   4. every rank copies each sub-partition of RES into its receive buffer as soon as its flag is up; a leader
  *      of a single node copies its own partition chunk by chunk while the chunk is still in cache, and a leader
- *      with exchanges in flight copies other leaders' partitions while it waits.
+ *      with exchanges in flight copies other leaders' partitions while it waits. On a single node (contiguous
+ *      type, a fast loop) a rank whose receive buffer came from plancoll_malloc publishes where it lies, and the
+ *      leaders push each result chunk straight into it (push): that rank copies nothing back, and RES is written
+ *      only when some rank's receive buffer is private.
  * Each element is reduced once, by its leader, in a fixed order, and then copied: every rank holds the same bits.
  * With several nodes the node partials combine in node order, which is rank order when every node holds
  * consecutive ranks (needed for non-commutative ops: pc_dpml_inapplicable).
@@ -73,11 +76,14 @@
 
 #define CHUNK_BYTES 16384                   /* the accumulator stays in L1 while ppn inputs stream through it */
 
-/* Where a rank's input lies this execution, when leaders read it in place. */
+/* Where a rank's input lies this execution, when leaders read it in place, and its receive buffer, when leaders
+ * write the result straight into it (push). */
 struct in_desc {
     int32_t in_heap, arena;
     uint64_t offset;
-    char pad[PC_CACHELINE - 16];
+    int32_t out_heap, out_arena;
+    uint64_t out_offset;
+    char pad[PC_CACHELINE - 32];
 };
 
 /* One sub-partition's inter-node allreduce on plancoll's own step list. */
@@ -109,7 +115,14 @@ struct dpml {
     int phase, next_input, collected; /* the execution in progress (pc_dpml_start, pc_dpml_advance) */
     uint64_t *copied;              /* [l k]: execution in which this rank copied sub-partition (j, s) back */
     bool stream;                   /* stores=stream: shared areas written with streaming stores, fenced before flags */
-    void *acc;                     /* stream: one chunk of the partial result, which stays in L1 (CHUNK_BYTES) */
+    void *acc;                     /* stream or push: one chunk of the partial result, which stays in L1 (CHUNK_BYTES) */
+    /* push: one node, a contiguous type and a fast loop, so a leader's result is final as it leaves the reduction:
+     * it writes it straight into every node rank's receive buffer that lies in the node-shared heap, and into RES
+     * only when some rank's does not. Each result byte is then written once per rank and never read back, where
+     * RES and the copy back wrote it, read it and wrote it again. */
+    bool push;
+    bool pushed_here;              /* this execution: the leaders write this rank's receive buffer */
+    char **push_dst;               /* [ppn]: this execution's pushed receive buffers (a leader's), as MPI pointers */
     /* this leader's exchanges with the other nodes */
     MPI_Comm comm;                 /* inter = mpi: leader j of every node */
     bool own_comm;
@@ -402,7 +415,8 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     if (cfg->stores < PC_STORES_NORMAL || cfg->stores > PC_STORES_AUTO)
         return pc_error(PLANCOLL_ERR_ARGUMENT, "dpml: store mode %d", cfg->stores);
     st->stream = cfg->stores == PC_STORES_STREAM; /* auto: set before each execution (pc_dpml_set_stores) */
-    if (cfg->stores != PC_STORES_NORMAL) {
+    st->push = L->nnodes == 1 && st->contig && plan->red.fast;
+    if (cfg->stores != PC_STORES_NORMAL || st->push) {
         /* the accumulator of reduce_piece: one chunk, at least one element */
         size_t acc_bytes = (size_t)st->ext > CHUNK_BYTES ? (size_t)st->ext : CHUNK_BYTES;
         st->acc = aligned_alloc(64, (acc_bytes + 63) / 64 * 64);
@@ -451,7 +465,8 @@ int pc_dpml_setup(struct plancoll_plan_s *plan, const struct pc_dpml_config *cfg
     st->in_slot = malloc(sizeof(char *) * (size_t)st->l * (size_t)st->ppn);
     st->src = malloc(sizeof(char *) * (size_t)st->ppn);
     st->copied = calloc((size_t)st->l * (size_t)st->k, sizeof(uint64_t));
-    if (!st->in_slot || !st->src || !st->copied) {
+    st->push_dst = malloc(sizeof(char *) * (size_t)st->ppn);
+    if (!st->in_slot || !st->src || !st->copied || !st->push_dst) {
         free(in_off);
         return pc_error(PLANCOLL_ERR_NOMEM, "dpml state");
     }
@@ -500,6 +515,7 @@ void pc_dpml_teardown(struct plancoll_plan_s *plan)
     free(st->in_slot);
     free(st->src);
     free(st->copied);
+    free(st->push_dst);
     free(st->acc);
     free(st);
     plan->impl = NULL;
@@ -507,12 +523,20 @@ void pc_dpml_teardown(struct plancoll_plan_s *plan)
 
 /* ---- execution ------------------------------------------------------------------------------------------ */
 
-/* Step 1: publish where the input lies, or copy its partitions into the leaders' areas. */
-static void hand_over(const struct plancoll_plan_s *plan, struct dpml *st, const char *in)
+/* Step 1: publish where the input lies, or copy its partitions into the leaders' areas; with push, publish where
+ * the receive buffer lies too (written before the first flag, which the leaders acquire before they read it). */
+static void hand_over(const struct plancoll_plan_s *plan, struct dpml *st, const char *in, const char *rbuf)
 {
     struct in_desc *d = &st->desc[st->me];
     int arena = 0;
     size_t offset = 0;
+    st->pushed_here = false;
+    if (st->push) {
+        st->pushed_here = pc_heap_find(plan->layout, rbuf + st->tlb, span(st, st->count), &arena, &offset);
+        d->out_heap = st->pushed_here;
+        d->out_arena = arena;
+        d->out_offset = offset;
+    }
     d->in_heap = pc_heap_find(plan->layout, in + st->tlb, span(st, st->count), &arena, &offset);
     d->arena = arena;
     d->offset = offset;
@@ -562,9 +586,39 @@ static int reduce_chunk_streamed(const struct pc_reduction *r, const struct dpml
     return PLANCOLL_SUCCESS;
 }
 
+/* One chunk with push: the same operations in the same order as reduce_piece's, D_0 op (D_1 op (... op D_ppn-1)),
+ * written to the caller's receive buffer (hot), to the npush pushed receive buffers, and to RES when need_res (a
+ * rank copies back from it). Two ranks without RES: one pass writing both buffers (pc_reduce3_dup), unless a
+ * buffer is also an input (in place) or the stores stream; else the result is made in the accumulator (L1) and
+ * copied out, in the plan's store mode to the buffers other ranks own. */
+static int reduce_chunk_pushed(const struct pc_reduction *r, const struct dpml *st, int a, int c, char *hot, int npush,
+                               bool need_res)
+{
+    const int p = st->ppn;
+    const size_t bytes = (size_t)c * (size_t)st->size;
+    char *acc = st->acc;
+    if (p == 2 && npush == 1 && !need_res && !st->stream && r->fast3d) {
+        char *peer = st->push_dst[0];
+        if (hot != st->src[st->me] && peer != st->src[1 - st->me])
+            return pc_reduce3_dup(r, at(st->src[0], st, a), at(st->src[1], st, a), at(hot, st, a), at(peer, st, a), c);
+    }
+    int err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), acc, c);
+    for (int i = p - 3; i >= 0 && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), acc, c);
+    if (err) return err;
+    for (int t = 0; t < npush + need_res; t++) {
+        char *dst = data(t < npush ? st->push_dst[t] : st->res, st, a);
+        if (st->stream) pc_stream_copy(dst, acc, bytes);
+        else memcpy(dst, acc, bytes);
+    }
+    memcpy(data(hot, st, a), acc, bytes);
+    return PLANCOLL_SUCCESS;
+}
+
 /* RES[lo, lo+n) = D_0 op (D_1 op (... op D_ppn-1)), chunk by chunk; hot = also copy each chunk to the caller's
- * receive buffer while it is in cache (single node, contiguous type: the result is final). */
-static int reduce_piece(const struct plancoll_plan_s *plan, const struct dpml *st, int lo, int n, char *hot)
+ * receive buffer while it is in cache (single node, contiguous type: the result is final); with push (hot set),
+ * npush pushed receive buffers take it too, and RES only when need_res. */
+static int reduce_piece(const struct plancoll_plan_s *plan, const struct dpml *st, int lo, int n, char *hot, int npush,
+                        bool need_res)
 {
     const struct pc_reduction *r = &plan->red;
     const int p = st->ppn;
@@ -574,9 +628,15 @@ static int reduce_piece(const struct plancoll_plan_s *plan, const struct dpml *s
         if (chunk < 1) chunk = 1;
     }
     const bool stream = st->stream && r->fast && st->contig; /* else ordinary stores (MPI_Reduce_local) */
+    const bool pushed = hot && st->push && (npush > 0 || !need_res);
     for (int a = lo, c; a < lo + n; a += c) {
         c = lo + n - a < chunk ? lo + n - a : chunk;
         int err = PLANCOLL_SUCCESS;
+        if (pushed) {
+            err = reduce_chunk_pushed(r, st, a, c, hot, npush, need_res);
+            if (err) return err;
+            continue;
+        }
         if (stream) {
             err = reduce_chunk_streamed(r, st, a, c, hot);
             if (err) return err;
@@ -742,10 +802,24 @@ static int lead_partition(const struct plancoll_plan_s *plan, struct dpml *st, c
     }
     *ready = true;
     char *hot = st->N == 1 && st->contig ? rbuf : NULL;
+    /* push: the node ranks whose receive buffers lie in the heap this execution (read after their flags) */
+    int npush = 0;
+    bool need_res = true;
+    if (st->push) {
+        need_res = false;
+        for (int i = 0; i < st->ppn; i++) {
+            const struct in_desc *d = &st->desc[i];
+            if (i == st->me) continue;
+            if (d->out_heap)
+                st->push_dst[npush++] = (char *)pc_heap_peer_address(L, i, d->out_arena, (size_t)d->out_offset) - st->tlb;
+            else
+                need_res = true;
+        }
+    }
     for (int s = 0; s < st->k; s++) {
         int lo = pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
         if (n == 0) continue;
-        int err = reduce_piece(plan, st, lo, n, hot);
+        int err = reduce_piece(plan, st, lo, n, hot, npush, need_res);
         if (err) return err;
         if (st->N == 1) {
             if (st->stream) pc_stream_fence();
@@ -783,7 +857,9 @@ static int collect_pass(const struct plancoll_plan_s *plan, struct dpml *st, cha
             int n = pc_dpml_sub_count(st->count, st->l, st->k, j, s);
             if (n == 0 || st->copied[j * st->k + s] == st->seq) continue;
             if (atomic_load_explicit(res_flag(st, j, s), memory_order_acquire) < st->seq) continue;
-            int err = copy_back(plan, st, rbuf, pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n);
+            /* pushed: leader j wrote it into rbuf before it raised the flag */
+            int err = st->pushed_here ? PLANCOLL_SUCCESS
+                                      : copy_back(plan, st, rbuf, pc_dpml_sub_lo(st->count, st->l, st->k, j, s), n);
             if (err) return err;
             st->copied[j * st->k + s] = st->seq;
             st->collected++;
@@ -816,7 +892,7 @@ static int dpml_step(struct plancoll_plan_s *plan, struct dpml *st, bool *moved)
         return PLANCOLL_SUCCESS;
     case DP_HAND_OVER:
         st->seq++;
-        hand_over(plan, st, in);
+        hand_over(plan, st, in, rbuf);
         st->next_input = 0;
         st->phase = st->lead >= 0 && pc_dpml_part_count(st->count, st->l, st->lead) > 0 ? DP_INPUTS : DP_COLLECT;
         *moved = true;
