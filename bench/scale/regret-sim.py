@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regret by simulation on a random draw of allreduce (or alltoall) cases, for two builds of plancoll-predict (a model
+"""Regret by simulation on a random draw of allreduce (or alltoall, or uniform alltoallv) cases, for two builds of plancoll-predict (a model
 change: before and after; or the same build twice, to judge one model) on one machine file (docs/scale-planner.md
 "The pipelined DPML model").
 
@@ -15,7 +15,8 @@ judged against the fastest simulated spec: regret = simulated time of its choice
 Writes DIR/draw.json (the seed and the cases), DIR/sim-<machine>-draw.jsonl (sim-vs-predict's lines),
 DIR/predict-{before,after}-<case>.json, and DIR/regret-<machine>.md (the table). --table-only rebuilds the table.
 The draw: nodes uniform over --nodes, vector length log-uniform over [1, --max-count] doubles (rounded to whole
-elements; --collective alltoall: block bytes over [8, --max-count]), from Python's random.Random(seed): the same
+elements; --collective alltoall or alltoallv: block bytes over [8, --max-count]; alltoallv is the uniform pattern,
+sim-vs-predict's alltoallv:BYTES), from Python's random.Random(seed): the same
 seed gives the same cases.
 """
 import argparse
@@ -49,7 +50,8 @@ def draw_cases(seed, n, nodes, max_count, low=1):
 
 
 def predict(binary, machine, N, ppn, count, path, coll="allreduce"):
-    sig = f"allreduce:double:sum:{count}" if coll == "allreduce" else f"alltoall:{count}"
+    sig = {"allreduce": f"allreduce:double:sum:{count}", "alltoall": f"alltoall:{count}",
+           "alltoallv": f"alltoallv:uniform:{count}"}[coll]
     subprocess.run([binary, "--machine", machine, "--nodes", str(N), "--ppn", str(ppn), "--json", path, sig],
                    check=True, capture_output=True)
     d = json.load(open(path))
@@ -74,7 +76,7 @@ def main():
     ap.add_argument("--timeout", default="600")
     ap.add_argument("--out", required=True)
     ap.add_argument("--table-only", action="store_true")
-    ap.add_argument("--collective", default="allreduce", choices=["allreduce", "alltoall"])
+    ap.add_argument("--collective", default="allreduce", choices=["allreduce", "alltoall", "alltoallv"])
     ap.add_argument("--every-algorithm", action="store_true", help="also simulate every other algorithm's best "
                     "variant (by the after model)")
     ap.add_argument("--no-mpi", action="store_true", help="do not simulate MPI's own collective (SMPI's alltoall of "
@@ -87,7 +89,7 @@ def main():
         cases = [{"nodes": int(c.split(":")[0]), "count": int(c.split(":")[1])} for c in a.cases.split(",")]
     elif a.seed is not None:
         cases = draw_cases(a.seed, a.draw, [int(x) for x in a.nodes.split(",")], a.max_count,
-                           8 if a.collective == "alltoall" else 1)
+                           1 if a.collective == "allreduce" else 8)
     else:
         ap.error("give --seed (a random draw) or --cases")
     json.dump({"machine": a.machine, "seed": a.seed, "fixed_cases": a.cases, "nodes": a.nodes, "max_count": a.max_count, "cases": cases,
@@ -149,7 +151,7 @@ def main():
            "Simulated us; `best` is the fastest simulated of the specs run (both models' top "
            f"{a.top}, their choices, the single leader's best"
            + (", every other algorithm's best" if a.every_algorithm else "") + "); regret = choice / best.", "",
-           f"| nodes x ppn | {'doubles' if coll == 'allreduce' else 'block bytes'} | before: choice | sim | regret | after: choice | sim | regret | best | sim |"
+           f"| nodes x ppn | {'doubles' if coll == 'allreduce' else 'bytes per pair'} | before: choice | sim | regret | after: choice | sim | regret | best | sim |"
            " MPI |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     summary = {"before": [], "after": []}
     short = lambda s: s.replace(coll + ".", "").replace("placement=first:", "").replace(":stores=auto", "")
@@ -183,7 +185,7 @@ def main():
     # model), what is left between them is the schedule
     ratios = []
     out += ["", "Simulated over predicted (after model), every plancoll spec simulated:", "",
-            f"| nodes x ppn | {'doubles' if coll == 'allreduce' else 'block bytes'} | spec | predicted | simulated | sim / pred |", "|---|---|---|---|---|---|"]
+            f"| nodes x ppn | {'doubles' if coll == 'allreduce' else 'bytes per pair'} | spec | predicted | simulated | sim / pred |", "|---|---|---|---|---|---|"]
     for p in picks:
         N, count = p["case"]["nodes"], p["case"]["count"]
         path = os.path.join(a.out, f"predict-after-{mname}-{tagc}{N}x{count}.json")
