@@ -1,9 +1,12 @@
 /*
  * smpi-mpi-coll: times MPI's OWN collective (whatever algorithm the MPI library selects; under SMPI the one chosen
  * by --cfg=smpi/<collective>:<algorithm>) the way the papers' benchmarks do, for the "MPI" column of the papers'
- * side-by-side tables (docs/scale-papers.md; bench/scale/papers.sh). Plain MPI C: builds with smpicc or any mpicc.
+ * side-by-side tables (docs/scale-papers.md; bench/scale/papers.py). Plain MPI C: builds with smpicc or any mpicc.
+ * Built with -DWITH_PLANCOLL against plancoll (the SMPI build's bench/smpi/smpi-paper-coll), --plancoll times an
+ * ESTIMATE plan of the same call instead, made once before the timing (PLANCOLL_ALGORITHM=<spec> forces one
+ * candidate), for the "plancoll under SMPI" column: the papers' proposed algorithms timed by the same protocol.
  *
- *   smpirun ... smpi-mpi-coll COLL BYTES [--iters N] [--warmup W] [--seed S] [--mif X] [--label TEXT]
+ *   smpirun ... smpi-mpi-coll COLL BYTES [--iters N] [--warmup W] [--seed S] [--mif X] [--label TEXT] [--plancoll 1]
  *
  * COLL and BYTES:
  *   alltoall   BYTES per pair of ranks (MPI_BYTE)
@@ -24,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef WITH_PLANCOLL
+#include "plancoll.h"
+#endif
 #ifdef SMPI_H /* SMPI's mpi.h includes smpi/smpi.h */
 #define BUF_ALLOC(n) SMPI_SHARED_MALLOC((n) > 0 ? (n) : 1)
 #define BUF_FREE(p) SMPI_SHARED_FREE(p)
@@ -74,6 +80,7 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     double mif = 0;
     const char *label = "";
+    int use_plancoll = 0;
     for (int a = 3; a + 1 < argc; a += 2) {
         if (!strcmp(argv[a], "--iters")) iters = atoi(argv[a + 1]);
         else if (!strcmp(argv[a], "--warmup")) warmup = atoi(argv[a + 1]);
@@ -81,6 +88,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--mif")) mif = atof(argv[a + 1]);
         else if (!strcmp(argv[a], "--ppn")) ppn = atoi(argv[a + 1]);
         else if (!strcmp(argv[a], "--label")) label = argv[a + 1];
+        else if (!strcmp(argv[a], "--plancoll")) use_plancoll = atoi(argv[a + 1]);
         else {
             if (rank == 0) fprintf(stderr, "smpi-mpi-coll: unknown option %s\n", argv[a]);
             MPI_Abort(MPI_COMM_WORLD, 3);
@@ -91,6 +99,12 @@ int main(int argc, char **argv)
         if (rank == 0) fprintf(stderr, "smpi-mpi-coll: bad collective, size or iterations\n");
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
+#ifndef WITH_PLANCOLL
+    if (use_plancoll) {
+        if (rank == 0) fprintf(stderr, "smpi-mpi-coll: --plancoll needs a build with -DWITH_PLANCOLL\n");
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    }
+#endif
 
     char *sbuf = NULL, *rbuf = NULL;
     int *scounts = NULL, *sdispls = NULL, *rcounts = NULL, *rdispls = NULL;
@@ -138,6 +152,26 @@ int main(int argc, char **argv)
         BUF_FREE(pp);
     }
 
+#ifdef WITH_PLANCOLL
+    plancoll_plan plan = NULL;
+    char spec[256] = "";
+    if (use_plancoll) {
+        int rc = !strcmp(coll, "alltoall")
+                     ? plancoll_plan_alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, MPI_COMM_WORLD,
+                                              PLANCOLL_ESTIMATE, &plan)
+                 : !strcmp(coll, "allreduce")
+                     ? plancoll_plan_allreduce(sbuf, rbuf, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, PLANCOLL_ESTIMATE,
+                                               &plan)
+                     : plancoll_plan_alltoallv(sbuf, scounts, sdispls, MPI_BYTE, rbuf, rcounts, rdispls, MPI_BYTE,
+                                               MPI_COMM_WORLD, PLANCOLL_ESTIMATE, &plan);
+        if (rc != PLANCOLL_SUCCESS) {
+            if (rank == 0) fprintf(stderr, "smpi-mpi-coll: %s: %s\n", plancoll_strerror(rc), plancoll_error_detail());
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+        if (plancoll_plan_spec(plan, spec, sizeof spec) != PLANCOLL_SUCCESS) snprintf(spec, sizeof spec, "plancoll");
+        label = spec;
+    }
+#endif
     double *mine = malloc(sizeof(double) * (size_t)iters), *slowest = malloc(sizeof(double) * (size_t)iters);
     double *meanr = malloc(sizeof(double) * (size_t)iters);
     uint64_t rng = splitmix(seed * 7919 + (uint64_t)rank);
@@ -148,6 +182,14 @@ int main(int argc, char **argv)
             DELAY_SECONDS((double)(rng >> 11) / 9007199254740992.0 * mif * t_block);
         }
         double t0 = MPI_Wtime();
+#ifdef WITH_PLANCOLL
+        if (plan) {
+            if (plancoll_execute(plan) != PLANCOLL_SUCCESS) {
+                fprintf(stderr, "smpi-mpi-coll: rank %d: %s\n", rank, plancoll_error_detail());
+                MPI_Abort(MPI_COMM_WORLD, 4);
+            }
+        } else
+#endif
         if (!strcmp(coll, "alltoall"))
             MPI_Alltoall(sbuf, (int)bytes, MPI_BYTE, rbuf, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
         else if (!strcmp(coll, "allreduce"))
@@ -170,6 +212,9 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     free(mine), free(slowest), free(meanr);
+#ifdef WITH_PLANCOLL
+    if (plan) plancoll_destroy_plan(&plan);
+#endif
     BUF_FREE(sbuf), BUF_FREE(rbuf);
     free(scounts);
     MPI_Finalize();
