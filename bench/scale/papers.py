@@ -133,6 +133,21 @@ def build_program():
     return exe
 
 
+def simulate(cmd, timeout, env=None):
+    """Runs one simulation in its own session (on a timeout the whole of it, smpirun's smpimain too, is ended):
+    (stdout, stderr, wall seconds from /usr/bin/time or the clock, peak RSS in KiB or None), stdout None on a timeout."""
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+    try:
+        so, se = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return None, "", timeout, None
+    m = re.search(r"TIME ([\d.]+) (\d+)", se)
+    return so, se, float(m.group(1)) if m else time.time() - t0, int(m.group(2)) if m else None
+
+
 def run_smpi(only):
     exe = build_program()
     timeout = int(os.environ.get("SMPI_TIMEOUT", "660"))
@@ -157,30 +172,21 @@ def run_smpi(only):
                                f"--cfg=smpi/{coll}:{sel}"] + COMPUTATION[coll] + [
                                "--log=root.thres:warning", exe, coll, str(size), "--iters", iters, "--warmup", "1",
                                "--ppn", str(ppn), "--label", sel] + extra
-                        t0 = time.time()
-                        # own session: on a timeout the whole simulation (smpirun's smpimain too) is ended
-                        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                             start_new_session=True)
-                        try:
-                            p.stdout_text, p.stderr_text = p.communicate(timeout=timeout)
-                        except subprocess.TimeoutExpired:
-                            os.killpg(p.pid, signal.SIGKILL)
-                            p.communicate()
+                        so, se, wall, rss = simulate(cmd, timeout)
+                        if so is None:
                             rec = {"id": sid, "machine": machine, "nodes": nodes, "ppn": ppn, "selector": sel, "bytes": size,
                                    "extra": extra, "error": "timeout",
                                    "wall_s": timeout, "command": shlex.join(cmd)}
                             out.write(json.dumps(rec) + "\n"); out.flush()
                             print(json.dumps(rec), file=sys.stderr)
                             continue
-                        wall = time.time() - t0
-                        res = [json.loads(line) for line in p.stdout_text.splitlines() if line.startswith("{")]
-                        m = re.search(r"TIME ([\d.]+) (\d+)", p.stderr_text)
+                        res = [json.loads(line) for line in so.splitlines() if line.startswith("{")]
                         rec = {"id": sid, "machine": machine, "nodes": nodes, "ppn": ppn, "selector": sel,
                                "bytes": size, "extra": extra, "result": res[0] if res else None,
-                               "wall_s": float(m.group(1)) if m else wall, "maxrss_kb": int(m.group(2)) if m else None,
+                               "wall_s": wall, "maxrss_kb": rss,
                                "command": shlex.join(cmd).replace(ROOT + "/", "").replace(WORK, "$WORK")}
                         if not res:
-                            rec["error"] = p.stderr_text[-2000:]
+                            rec["error"] = se[-2000:]
                         out.write(json.dumps(rec) + "\n"); out.flush()
                         print(json.dumps({k: rec[k] for k in ("id", "selector", "bytes", "extra", "wall_s")} |
                                          {"r": rec["result"]}), file=sys.stderr)
@@ -228,22 +234,14 @@ def run_smpi_plancoll(only):
                                "command": "PLANCOLL_ALGORITHM=" + shlex.quote(env["PLANCOLL_ALGORITHM"]) +
                                f" PLANCOLL_SIM_COPY_GBPS={copy} PLANCOLL_SIM_REDUCE_GBPS={reduce} " +
                                shlex.join(cmd).replace(ROOT + "/", "").replace(WORK, "$WORK")}
-                        t0 = time.time()
-                        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                             start_new_session=True, env=env)
-                        try:
-                            so, se = p.communicate(timeout=timeout)
-                        except subprocess.TimeoutExpired:
-                            os.killpg(p.pid, signal.SIGKILL)
-                            p.communicate()
+                        so, se, wall, rss = simulate(cmd, timeout, env)
+                        if so is None:
                             rec |= {"error": "timeout", "wall_s": timeout}
                             out.write(json.dumps(rec) + "\n"); out.flush()
                             print(json.dumps(rec), file=sys.stderr)
                             continue
                         res = [json.loads(line) for line in so.splitlines() if line.startswith("{")]
-                        m = re.search(r"TIME ([\d.]+) (\d+)", se)
-                        rec |= {"result": res[0] if res else None, "wall_s": float(m.group(1)) if m else time.time() - t0,
-                                "maxrss_kb": int(m.group(2)) if m else None}
+                        rec |= {"result": res[0] if res else None, "wall_s": wall, "maxrss_kb": rss}
                         if not res:
                             rec["error"] = se[-2000:]
                         out.write(json.dumps(rec) + "\n"); out.flush()

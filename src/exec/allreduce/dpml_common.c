@@ -565,6 +565,16 @@ static void hand_over(const struct plancoll_plan_s *plan, struct dpml *st, const
  * order, RES = D_0 op (D_1 op (... op D_ppn-1)), with the partial results in the accumulator (L1) instead of RES,
  * and RES written once, by streaming stores: the last operation streams its result (pc_reduce3_stream), or, when
  * the caller's receive buffer takes the chunk too (hot), the accumulator is streamed to RES and copied to hot. */
+/* The accumulator (L1) = D_first op (D_first+1 op (... op D_ppn-1)) over one chunk, in reduce_piece's order; at
+ * least two operands (first <= ppn - 2). */
+static int accumulate(const struct pc_reduction *r, const struct dpml *st, int a, int c, int first)
+{
+    const int p = st->ppn;
+    int err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), st->acc, c);
+    for (int i = p - 3; i >= first && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), st->acc, c);
+    return err;
+}
+
 static int reduce_chunk_streamed(const struct pc_reduction *r, const struct dpml *st, int a, int c, char *hot)
 {
     const int p = st->ppn;
@@ -574,11 +584,9 @@ static int reduce_chunk_streamed(const struct pc_reduction *r, const struct dpml
         if (hot && hot != st->src[0]) memcpy(data(hot, st, a), data(st->src[0], st, a), (size_t)c * (size_t)st->size);
         return PLANCOLL_SUCCESS;
     }
-    int err = PLANCOLL_SUCCESS;
     if (p == 2 && !hot) return pc_reduce3_stream(r, at(st->src[0], st, a), at(st->src[1], st, a), res, c);
-    err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), acc, c);
-    const int last = hot ? 0 : 1; /* without hot the operation with D_0 streams straight into RES */
-    for (int i = p - 3; i >= last && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), acc, c);
+    /* without hot the operation with D_0 streams straight into RES */
+    int err = accumulate(r, st, a, c, hot ? 0 : 1);
     if (err) return err;
     if (!hot) return pc_reduce3_stream(r, at(st->src[0], st, a), acc, res, c);
     pc_stream_copy(res, acc, (size_t)c * (size_t)st->ext);
@@ -602,8 +610,7 @@ static int reduce_chunk_pushed(const struct pc_reduction *r, const struct dpml *
         if (hot != st->src[st->me] && peer != st->src[1 - st->me])
             return pc_reduce3_dup(r, at(st->src[0], st, a), at(st->src[1], st, a), at(hot, st, a), at(peer, st, a), c);
     }
-    int err = pc_reduce3(r, at(st->src[p - 2], st, a), at(st->src[p - 1], st, a), acc, c);
-    for (int i = p - 3; i >= 0 && !err; i--) err = pc_reduce(r, at(st->src[i], st, a), acc, c);
+    int err = accumulate(r, st, a, c, 0);
     if (err) return err;
     for (int t = 0; t < npush + need_res; t++) {
         char *dst = data(t < npush ? st->push_dst[t] : st->res, st, a);
